@@ -1,0 +1,1 @@
+"""Kafka Controller Lab tests. Shared helpers live in ``tests.support``; fixtures in conftest."""

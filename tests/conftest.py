@@ -1,0 +1,70 @@
+"""Fixtures every test may use: a real ZooKeeper, a chroot per test, a kazoo client in it.
+
+``zk_hosts`` is a server started once per test session by our own launcher (tickTime 500 so
+1 s sessions are allowed; forceSync off because tests do not need durable writes), unless
+``KCLAB_TEST_ZK=HOST:PORT[,...]`` names an existing ensemble. Each test then works below its
+own chroot, so tests cannot see each other's znodes and leave nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+from kazoo.exceptions import NoNodeError, NotEmptyError
+
+from backend.runtime.zk_server import ZooKeeperServer
+from tests.support import close_client, sanitize_znode_name, started_client, wait_until
+
+TEST_ROOT = "/kclab-test"
+EXTERNAL_ZK_ENV = "KCLAB_TEST_ZK"
+
+
+@pytest.fixture(scope="session")
+def zk_hosts():
+    """Connect string of the session's ZooKeeper (no chroot)."""
+    external = os.environ.get(EXTERNAL_ZK_ENV)
+    if external:
+        yield external
+        return
+    server = ZooKeeperServer(tick_time_ms=500, force_sync=False).start()
+    try:
+        yield server.hosts
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def zk_root_client(zk_hosts):
+    """A client at the root of ``zk_hosts``: for fixtures' bookkeeping, and tests that look
+    across chroots."""
+    client = started_client(zk_hosts)
+    yield client
+    close_client(client)
+
+
+@pytest.fixture
+def chroot(request, zk_root_client):
+    """A fresh znode path for this test, e.g. ``/kclab-test/test_foo-1a2b3c4d``, deleted after."""
+    path = f"{TEST_ROOT}/{sanitize_znode_name(request.node.name)}-{uuid.uuid4().hex[:8]}"
+    zk_root_client.ensure_path(path)
+    yield path
+
+    def deleted():
+        try:
+            zk_root_client.delete(path, recursive=True)
+        except NoNodeError:
+            pass
+        return True
+
+    # A child may appear while we delete (a watch-driven re-registration): try again.
+    wait_until(deleted, 10, f"could not delete chroot {path}", retry_on=(NotEmptyError,))
+
+
+@pytest.fixture
+def zk_client(zk_hosts, chroot):
+    """A started ``KazooClient`` confined to this test's chroot; stopped and closed after."""
+    client = started_client(zk_hosts + chroot)
+    yield client
+    close_client(client)
