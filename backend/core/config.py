@@ -1,0 +1,119 @@
+"""The Kafka settings the lab understands, under Kafka's own names.
+
+Each setting has Kafka 2.8's default and the lab's default. The lab's defaults run at
+teaching speed (a paused broker's session expires in seconds, not 18 s; the leader-imbalance
+check runs every 30 s, not every 5 minutes); a lesson or script may set any of them back to
+Kafka's value. Settings that Kafka hard-codes but a classroom needs to speed up are prefixed
+``kclab.`` so nobody mistakes them for Kafka settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    type: type
+    kafka_default: Any
+    lab_default: Any
+    doc: str
+    topic_level: bool = False
+
+
+SETTINGS: Mapping[str, Setting] = MappingProxyType({s.name: s for s in (
+    Setting("zookeeper.session.timeout.ms", int, 18000, 4000,
+            "How long ZooKeeper waits for a silent broker before its session (and /brokers/ids/<id>) expires."),
+    Setting("unclean.leader.election.enable", bool, False, False,
+            "May a replica outside the ISR become leader when no ISR member is alive? (Data may be lost.)",
+            topic_level=True),
+    Setting("auto.leader.rebalance.enable", bool, True, True,
+            "Run the preferred-replica election for brokers whose leader imbalance is too high."),
+    Setting("leader.imbalance.check.interval.seconds", int, 300, 30,
+            "How often the controller checks the leader imbalance."),
+    Setting("leader.imbalance.per.broker.percentage", int, 10, 10,
+            "Imbalance above this percentage (strictly) triggers the preferred-replica election."),
+    Setting("delete.topic.enable", bool, True, True, "May topics be deleted?"),
+    Setting("controlled.shutdown.enable", bool, True, True,
+            "Does a stopping broker ask the controller to move its leaders first?"),
+    Setting("controlled.shutdown.max.retries", int, 3, 3, "ControlledShutdown attempts before giving up."),
+    Setting("controlled.shutdown.retry.backoff.ms", int, 5000, 1000, "Pause between ControlledShutdown attempts."),
+    Setting("replica.lag.time.max.ms", int, 30000, 5000,
+            "A follower that has not caught up for this long is removed from the ISR by its leader."),
+    Setting("replica.fetch.wait.max.ms", int, 500, 200, "How often a follower fetches from its leader."),
+    Setting("min.insync.replicas", int, 1, 1,
+            "With acks=all, a write needs at least this many replicas in the ISR.", topic_level=True),
+    Setting("request.timeout.ms", int, 30000, 5000, "How long a produce request waits for the ISR."),
+    Setting("control.plane.listener.name", str, None, None,
+            "When set, controller requests get their own queue on every broker (KIP-291)."),
+    Setting("kclab.replica.catchup.ms", int, 0, 1000,
+            "Lab only: before the data plane, how long a restarted follower takes to catch up."),
+    Setting("kclab.isr.change.propagation.interval.ms", int, 2500, 500,
+            "Lab only: Kafka checks pending ISR changes every 2.5 s before writing /isr_change_notification."),
+    Setting("kclab.auto.leader.rebalance.initial.delay.ms", int, 5000, 5000,
+            "Lab only: Kafka runs the first imbalance check 5 s after failover."),
+)})
+
+
+class ConfigError(ValueError):
+    """An unknown setting or a value of the wrong type."""
+
+
+def parse_value(name: str, value: Any) -> Any:
+    """``value`` as the setting's type; Kafka's property files give strings, YAML gives types."""
+    setting = SETTINGS.get(name)
+    if setting is None:
+        raise ConfigError(f"unknown setting {name!r}; known settings: {', '.join(sorted(SETTINGS))}")
+    if value is None:
+        return None
+    if setting.type is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise ConfigError(f"{name} must be true or false, got {value!r}")
+    if setting.type is int:
+        if isinstance(value, bool):
+            raise ConfigError(f"{name} must be an integer, got {value!r}")
+        try:
+            parsed = int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name} must be an integer, got {value!r}") from None
+        if parsed < 0:
+            raise ConfigError(f"{name} must not be negative, got {parsed}")
+        return parsed
+    return str(value)
+
+
+@dataclass(frozen=True)
+class KafkaConfig:
+    """Broker-wide settings (the lab's defaults, overridden by ``overrides``)."""
+
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        parsed = {name: parse_value(name, value) for name, value in self.overrides.items()}
+        object.__setattr__(self, "overrides", MappingProxyType(parsed))
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self.overrides:
+            return self.overrides[name]
+        if name not in SETTINGS:
+            raise ConfigError(f"unknown setting {name!r}")
+        return SETTINGS[name].lab_default
+
+    def with_overrides(self, changes: Mapping[str, Any]) -> KafkaConfig:
+        return KafkaConfig({**self.overrides, **changes})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: self[name] for name in SETTINGS}
+
+
+def topic_config_value(config: KafkaConfig, topic_overrides: Mapping[str, Any] | None, name: str) -> Any:
+    """The effective value of a topic-level setting: ``/config/topics/T`` overrides the broker's."""
+    if topic_overrides and name in topic_overrides:
+        return parse_value(name, topic_overrides[name])
+    return config[name]

@@ -1,0 +1,72 @@
+"""The record: round trip, and clear refusals of what schema version 1 cannot hold."""
+
+import json
+
+import pytest
+
+from backend.core.records import FIELD_NAMES, Record, RecordError, SessionHeader
+
+
+def stamped(**extra):
+    return Record(kind="election", subject="partition:t-0", leader=2, isr=(2, 3), leader_epoch=1,
+                  election="offline", outcome="ok", note="2 is the first live ISR member.",
+                  detail={"assignment": [1, 2, 3]}, **extra).stamped("s1", 7, 1700000000000, cause_seq=3)
+
+
+def test_round_trip_through_json():
+    record = stamped()
+    data = json.loads(json.dumps(record.to_dict()))
+    assert Record.from_dict(data) == record
+    assert data["isr"] == [2, 3] and data["cause_seq"] == 3
+    assert "broker_id" not in data  # None fields are left out
+
+
+def test_stamping_keeps_a_known_cause():
+    r = Record(kind="zk", subject="znode:/controller", cause_seq=1).stamped("s", 5, 0, cause_seq=4)
+    assert (r.session_id, r.seq, r.cause_seq) == ("s", 5, 1)
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"v": 2}, "unsupported record version 2"),
+    ({"leader": "2"}, "'leader' must be int, got str"),
+    ({"leader": True}, "'leader' must be int"),
+    ({"isr": [1, "2"]}, "'isr' must be list[int]"),
+    ({"kind": "gossip"}, "'kind': 'gossip' is not one of"),
+    ({"outcome": "meh"}, "'outcome': 'meh' is not one of"),
+    ({"seq": -1}, "'seq' must be >= 0"),
+    ({"colour": "red"}, "unknown record field(s): colour"),
+    ({"detail": [1]}, "'detail' must be dict"),
+    ({"session_id": None}, "'session_id' must not be null"),
+])
+def test_bad_records_are_refused_with_the_field_named(change, message):
+    data = {**stamped().to_dict(), **change}
+    with pytest.raises(RecordError) as info:
+        Record.from_dict(data)
+    assert message in str(info.value)
+
+
+def test_missing_required_field():
+    data = stamped().to_dict()
+    del data["seq"]
+    with pytest.raises(RecordError, match="'seq' is missing"):
+        Record.from_dict(data)
+
+
+def test_not_an_object():
+    with pytest.raises(RecordError, match="JSON object, not list"):
+        Record.from_dict([1])
+
+
+def test_field_names_are_stable():
+    assert FIELD_NAMES[:6] == ("kind", "subject", "v", "session_id", "seq", "ts_ms")
+    assert FIELD_NAMES[-1] == "detail"
+
+
+def test_session_header_round_trip_and_refusals():
+    header = SessionHeader("s1", "sandbox", 1, "0.1.0", {"brokers": [0, 1, 2]}, student="anon-7")
+    assert SessionHeader.from_dict(json.loads(json.dumps(header.to_dict()))) == header
+    with pytest.raises(RecordError, match="must start with a session header"):
+        SessionHeader.from_dict(stamped().to_dict())
+    with pytest.raises(RecordError, match="'cluster' is missing"):
+        SessionHeader.from_dict({"kind": "session", "v": 1, "session_id": "s", "mode": "x", "started_ms": 0,
+                                 "app_version": "1"})
