@@ -1,0 +1,438 @@
+"""What Kafka's admin tools write to ZooKeeper, and nothing more (spec §9, §13.1, §14, §15.1).
+
+Kafka's ``AdminZkClient`` (used by ``kafka-topics.sh --zookeeper``, ``kafka-configs.sh``,
+``kafka-reassign-partitions.sh`` and ``kafka-preferred-replica-election.sh``) never talks to a
+broker: it validates, writes a znode, and the controller reacts to the watch. Doing the same
+here is the point of the lab: a topic created from the page and one created with ``zkCli.sh``
+take the same path through the controller, and a student sees the same znodes as on Kafka.
+
+Refusals raise Kafka's exceptions by Kafka's names (``TopicExistsException: Topic 't' already
+exists.``). The client must already be rooted at the cluster's chroot. Calls wait at most
+``timeout`` seconds (a synchronous kazoo call would block for as long as the session is
+SUSPENDED, DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NoNodeError, NodeExistsError
+
+from backend.core.assignment import assign_replicas_to_brokers, start_index_for_new_partitions
+from backend.core.config import SETTINGS, ConfigError, parse_value
+from backend.core.errors import (
+    BrokerNotAvailableException, InvalidPartitionsException, InvalidReplicaAssignmentException,
+    InvalidTopicException, KafkaException, TopicExistsException, UnknownTopicOrPartitionException,
+)
+from backend.core.model import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+
+from . import codec, paths
+
+
+class TopicAlreadyMarkedForDeletionException(KafkaException):
+    """``kafka.common.TopicAlreadyMarkedForDeletionException``: ``/admin/delete_topics/T`` exists."""
+
+
+class AdminOperationException(KafkaException):
+    """``kafka.admin.AdminOperationException``: an admin tool refuses (e.g. one already running)."""
+
+
+class InvalidConfigurationException(KafkaException):
+    """``org.apache.kafka.common.errors.InvalidConfigurationException``."""
+
+
+# -- validation (Kafka's Topic.validate, AdminZkClient.validateTopicCreate, LogConfig) ---------
+MAX_NAME_LENGTH = 249
+_LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+
+TOPIC_CONFIG_NAMES = frozenset({
+    "cleanup.policy", "compression.type", "delete.retention.ms", "file.delete.delay.ms",
+    "flush.messages", "flush.ms", "follower.replication.throttled.replicas", "index.interval.bytes",
+    "leader.replication.throttled.replicas", "max.compaction.lag.ms", "max.message.bytes",
+    "message.downconversion.enable", "message.format.version", "message.timestamp.difference.max.ms",
+    "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms",
+    "min.insync.replicas", "preallocate", "retention.bytes", "retention.ms", "segment.bytes",
+    "segment.index.bytes", "segment.jitter.ms", "segment.ms", "unclean.leader.election.enable",
+})
+"""Kafka 2.8's topic-level configs (``LogConfig``); any other name is refused, as Kafka does."""
+
+
+def validate_topic_name(topic: str) -> str:
+    """Kafka's ``Topic.validate``: ASCII letters, digits, '.', '_', '-'; 1..249 chars; not . or .."""
+    if not isinstance(topic, str) or not topic:
+        raise InvalidTopicException("Topic name is illegal, it can't be empty")
+    if topic in (".", ".."):
+        raise InvalidTopicException('Topic name cannot be "." or ".."')
+    if len(topic) > MAX_NAME_LENGTH:
+        raise InvalidTopicException(f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} "
+                                    f"characters, topic name: {topic}")
+    if not _LEGAL_NAME.match(topic):
+        raise InvalidTopicException(f'Topic name "{topic}" is illegal, it contains a character other than '
+                                    "ASCII alphanumerics, '.', '_' and '-'")
+    return topic
+
+
+def _collides(a: str, b: str) -> bool:
+    """Kafka's ``Topic.hasCollision``: metric names replace '.' by '_', so 'a.b' and 'a_b' clash."""
+    return a != b and a.replace(".", "_") == b.replace(".", "_")
+
+
+def _partition_ids(assignment: Mapping[Any, Any]) -> list[int]:
+    if any(isinstance(p, bool) or not isinstance(p, int) for p in assignment):
+        raise InvalidReplicaAssignmentException(
+            f"partition ids must be integers, got {sorted(map(repr, assignment))}")
+    return sorted(assignment)
+
+
+def _broker_list(replicas: Any, what: str) -> tuple[int, ...]:
+    if isinstance(replicas, (str, bytes)) or not isinstance(replicas, Sequence):
+        raise InvalidReplicaAssignmentException(f"{what} must be a list of broker ids, got {replicas!r}")
+    if any(isinstance(b, bool) or not isinstance(b, int) or b < 0 for b in replicas):
+        raise InvalidReplicaAssignmentException(f"{what} must be a list of broker ids, got {list(replicas)}")
+    if not replicas:
+        raise InvalidReplicaAssignmentException(f"Cannot have replication factor of 0 for {what}.")
+    if len(set(replicas)) != len(replicas):
+        raise InvalidReplicaAssignmentException(
+            f"Duplicate brokers not allowed in replica assignment: {', '.join(map(str, replicas))} for {what}.")
+    return tuple(replicas)
+
+
+def validate_assignment(assignment: Mapping[int, Sequence[int]],
+                        known_brokers: Iterable[int] | None = None) -> dict[int, tuple[int, ...]]:
+    """``validateTopicCreate``'s checks: partitions 0..n-1, every list non-empty without
+    duplicates, one replication factor, and (if ``known_brokers`` is given) known brokers only."""
+    if not assignment:
+        raise InvalidReplicaAssignmentException("The assignment must list at least one partition.")
+    ids = _partition_ids(assignment)
+    if ids != list(range(len(ids))):
+        raise InvalidReplicaAssignmentException(
+            f"partitions should be a consecutive 0-based integer sequence, got {ids}")
+    result = {p: _broker_list(assignment[p], f"partition id {p}") for p in ids}
+    if len({len(r) for r in result.values()}) != 1:
+        sizes = {p: len(r) for p, r in result.items()}
+        raise InvalidReplicaAssignmentException(
+            f"All partitions should have the same number of replicas, got {sizes} (partition: replicas)")
+    if known_brokers is not None:
+        known = set(known_brokers)
+        for p, replicas in result.items():
+            unknown = [b for b in replicas if b not in known]
+            if unknown:
+                raise InvalidReplicaAssignmentException(
+                    f"Unknown broker(s) {', '.join(map(str, unknown))} in the assignment of partition id {p}; "
+                    f"known brokers: {', '.join(map(str, sorted(known))) or 'none'}.")
+    return result
+
+
+def validate_topic_config(config: Mapping[str, Any]) -> dict[str, str]:
+    """Names must be Kafka topic configs; values become strings (Kafka stores properties) and
+    the settings the lab understands (``backend.core.config``) must parse."""
+    result = {}
+    for name, value in config.items():
+        if name not in TOPIC_CONFIG_NAMES:
+            raise InvalidConfigurationException(f"Unknown topic config name: {name}")
+        text = ("true" if value else "false") if isinstance(value, bool) else value
+        text = str(text) if isinstance(text, int) else text
+        if not isinstance(text, str):
+            raise InvalidConfigurationException(f"Invalid value {value!r} for configuration {name}: not a string")
+        if name in SETTINGS:
+            try:
+                parse_value(name, text)
+            except ConfigError as error:
+                raise InvalidConfigurationException(f"Invalid value {text} for configuration {name}: {error}") from None
+        result[name] = text
+    return result
+
+
+def _listing(partitions: Iterable[TopicPartition]) -> str:
+    return ", ".join(str(tp) for tp in partitions)
+
+
+class AdminZkClient:
+    """Kafka's ``AdminZkClient`` plus the ZooKeeper side of the reassignment and
+    preferred-election tools, over a started kazoo client rooted at the cluster's chroot."""
+
+    def __init__(self, zk: KazooClient, timeout: float = 10.0):
+        self.zk = zk
+        self.timeout = timeout
+
+    # -- small kazoo helpers -------------------------------------------------------------------
+    def _wait(self, async_result):
+        return async_result.get(timeout=self.timeout)
+
+    def _get(self, path: str):
+        return self._wait(self.zk.get_async(path))
+
+    def _children(self, path: str) -> list[str]:
+        try:
+            return self._wait(self.zk.get_children_async(path))
+        except NoNodeError:
+            return []
+
+    def _exists(self, path: str) -> bool:
+        return self._wait(self.zk.exists_async(path)) is not None
+
+    def _create(self, path: str, data: bytes = b"", sequence: bool = False) -> str:
+        return self._wait(self.zk.create_async(path, data, makepath=True, sequence=sequence))
+
+    # -- readers -------------------------------------------------------------------------------
+    def list_topics(self) -> list[str]:
+        return sorted(self._children(paths.BROKER_TOPICS))
+
+    def list_brokers(self) -> list[int]:
+        """Registered (live) broker ids, ascending, from ``/brokers/ids``."""
+        ids = []
+        for name in self._children(paths.BROKER_IDS):
+            broker_id = paths.parse_broker_id(name)
+            if broker_id is None:
+                raise codec.ZnodeFormatError(f"{paths.BROKER_IDS}/{name}", "a broker znode's name must be a broker id")
+            ids.append(broker_id)
+        return sorted(ids)
+
+    def get_topic(self, topic: str) -> codec.TopicIdReplicaAssignment:
+        return self._get_topic_with_version(topic)[0]
+
+    def _get_topic_with_version(self, topic: str) -> tuple[codec.TopicIdReplicaAssignment, int]:
+        try:
+            data, stat = self._get(paths.topic_path(topic))
+        except NoNodeError:
+            raise UnknownTopicOrPartitionException(f"Topic '{topic}' does not exist.") from None
+        return codec.decode_topic_assignment(topic, data), stat.version
+
+    def get_topic_assignment(self, topic: str) -> dict[int, ReplicaAssignment]:
+        return self.get_topic(topic).assignment
+
+    def get_topic_id(self, topic: str) -> str | None:
+        return self.get_topic(topic).topic_id
+
+    def get_topic_config(self, topic: str) -> dict[str, str]:
+        try:
+            data, _ = self._get(paths.topic_config_path(topic))
+        except NoNodeError:
+            return {}
+        return codec.decode_topic_config(data, paths.topic_config_path(topic))
+
+    def get_partition_state(self, topic: str, partition: int) -> LeaderIsrAndControllerEpoch | None:
+        """None until the controller has elected the partition's first leader (§9)."""
+        path = paths.partition_state_path(topic, partition)
+        try:
+            data, stat = self._get(path)
+        except NoNodeError:
+            return None
+        return codec.decode_partition_state(data, stat.version, path)
+
+    # -- topics (§9, §14) ----------------------------------------------------------------------
+    def create_topic(self, topic: str, assignment: Mapping[int, Sequence[int]],
+                     config: Mapping[str, Any] | None = None, topic_id: str | None = None,
+                     known_brokers: Iterable[int] | None = None) -> str:
+        """``createTopicWithAssignment``: validate, write ``/config/topics/T``, create
+        ``/brokers/topics/T`` (v3, with a new topic id). Returns the topic id."""
+        validate_topic_name(topic)
+        replicas = validate_assignment(assignment, known_brokers)
+        overrides = validate_topic_config(config or {})
+        topic_id = codec.new_topic_id() if topic_id is None else codec.parse_topic_id(topic_id)
+        existing = self.list_topics()
+        if topic in existing:
+            raise TopicExistsException(f"Topic '{topic}' already exists.")
+        colliding = [t for t in existing if _collides(topic, t)]
+        if colliding:
+            raise InvalidTopicException(f"Topic '{topic}' collides with existing topics: {', '.join(colliding)}")
+        self._write_config(topic, overrides)
+        try:
+            self._create(paths.topic_path(topic), codec.encode_topic_assignment(replicas, topic_id))
+        except NodeExistsError:
+            raise TopicExistsException(f"Topic '{topic}' already exists.") from None
+        return topic_id
+
+    def create_topic_with_assignment_from(
+            self, topic: str, brokers: Iterable[int] | None, partitions: int, replication_factor: int,
+            rng: random.Random | None = None, config: Mapping[str, Any] | None = None,
+            fixed_start_index: int = -1) -> tuple[dict[int, tuple[int, ...]], str]:
+        """``createTopic(topic, partitions, rf)``: Kafka's assignment (§18.1) over ``brokers``
+        (default: the registered ones), random start unless ``rng`` is seeded or
+        ``fixed_start_index`` given. Returns ``(assignment, topic_id)``."""
+        validate_topic_name(topic)
+        broker_ids = self.list_brokers() if brokers is None else sorted(set(brokers))
+        assignment = assign_replicas_to_brokers(
+            partitions, replication_factor, broker_ids, fixed_start_index=fixed_start_index,
+            rng=rng if rng is not None or fixed_start_index >= 0 else random.Random())
+        topic_id = self.create_topic(topic, assignment, config)
+        return {p: tuple(r) for p, r in assignment.items()}, topic_id
+
+    def add_partitions(self, topic: str, new_total: int, assignment: Mapping[int, Sequence[int]] | None = None,
+                       brokers: Iterable[int] | None = None,
+                       rng: random.Random | None = None) -> dict[int, tuple[int, ...]]:
+        """``AdminZkClient.addPartitions``: rewrite ``/brokers/topics/T`` with the old
+        partitions (and topic id) unchanged plus the new ones; returns the new ones.
+
+        New replicas follow Kafka's algorithm with a *fixed* start (the first broker whose id is
+        >= partition 0's preferred replica) and ``start_partition_id`` = the current count, so
+        the result is deterministic: ``rng`` is accepted for symmetry with topic creation and
+        not used. ``brokers`` defaults to the ids registered in ``/brokers/ids``."""
+        del rng  # Kafka draws nothing here
+        for _ in range(5):  # re-read if the controller rewrote the znode meanwhile
+            current, version = self._get_topic_with_version(topic)
+            existing = current.assignment
+            if 0 not in existing:
+                raise AdminOperationException(f"Unexpected existing replica assignment for topic '{topic}', "
+                                              f"partition id 0 is missing. Assignment: {existing}")
+            if new_total - len(existing) <= 0:
+                raise InvalidPartitionsException(
+                    f"The number of partitions for a topic can only be increased. Topic {topic} currently has "
+                    f"{len(existing)} partitions, {new_total} would not be an increase.")
+            broker_ids = self.list_brokers() if brokers is None else sorted(set(brokers))
+            new = self._new_partitions(existing, new_total, assignment, broker_ids)
+            combined = {**existing, **{p: ReplicaAssignment(r) for p, r in new.items()}}
+            try:
+                self._wait(self.zk.set_async(paths.topic_path(topic),
+                                             codec.encode_topic_assignment(combined, current.topic_id), version))
+                return new
+            except BadVersionError:
+                continue
+        raise AdminOperationException(f"{paths.topic_path(topic)} kept changing; try again.")
+
+    @staticmethod
+    def _new_partitions(existing: Mapping[int, ReplicaAssignment], new_total: int,
+                        assignment: Mapping[int, Sequence[int]] | None, brokers: list[int]) -> dict[int, tuple[int, ...]]:
+        partition0 = existing[0].replicas
+        count, rf = len(existing), len(partition0)
+        if assignment is None:
+            start = start_index_for_new_partitions(brokers, partition0)
+            new = assign_replicas_to_brokers(new_total - count, rf, brokers, fixed_start_index=start,
+                                             start_partition_id=count)
+            return {p: tuple(r) for p, r in new.items()}
+        ids = _partition_ids(assignment)
+        if ids != list(range(count, new_total)):
+            raise InvalidReplicaAssignmentException(
+                f"The assignment must list exactly the new partitions {list(range(count, new_total))}, got {ids}")
+        new = {p: _broker_list(assignment[p], f"partition id {p}") for p in ids}
+        for p, replicas in new.items():
+            if not set(replicas) <= set(brokers):
+                raise BrokerNotAvailableException(
+                    f"Some brokers specified for partition id {p} are not available. Specified brokers: "
+                    f"{', '.join(map(str, replicas))}, available brokers: {', '.join(map(str, brokers))}.")
+        bad = {p: len(r) for p, r in new.items() if len(r) != rf}
+        if bad:
+            raise InvalidReplicaAssignmentException(
+                f"Inconsistent replication factor between partitions, partition 0 has {rf} while partitions "
+                f"[{', '.join(map(str, bad))}] have replication factors [{', '.join(map(str, bad.values()))}], "
+                "respectively.")
+        return new
+
+    def delete_topic(self, topic: str) -> None:
+        """``deleteTopic``: create ``/admin/delete_topics/T``; the controller does the rest (§14)."""
+        if not self._exists(paths.topic_path(topic)):
+            raise UnknownTopicOrPartitionException(f"Topic `{topic}` to delete does not exist")
+        try:
+            self._create(paths.delete_topic_path(topic))
+        except NodeExistsError:
+            raise TopicAlreadyMarkedForDeletionException(
+                f"Topic '{topic}' is already marked for deletion ({paths.delete_topic_path(topic)} exists); "
+                "the controller removes that znode when the deletion completes.") from None
+
+    # -- reassignment and preferred election (§15, §13.1) --------------------------------------
+    def reassign_partitions(self, reassignment: Mapping[TopicPartition, Sequence[int]],
+                            validate: bool = True) -> None:
+        """Create ``/admin/reassign_partitions`` as ``kafka-reassign-partitions.sh --zookeeper``
+        does. ``validate=False`` writes unknown partitions or brokers too (to show how the
+        controller handles them)."""
+        targets = {TopicPartition(*tp): tuple(replicas) for tp, replicas in reassignment.items()}
+        if validate:
+            self._validate_reassignment(targets)
+        try:
+            self._create(paths.REASSIGN_PARTITIONS, codec.encode_reassignment(targets))
+        except NodeExistsError:
+            raise AdminOperationException(
+                f"Cannot execute because there is an existing partition reassignment "
+                f"({paths.REASSIGN_PARTITIONS} exists); wait until the controller completes it and "
+                "deletes the znode.") from None
+
+    def _validate_reassignment(self, targets: dict[TopicPartition, tuple[int, ...]]) -> None:
+        if not targets:
+            raise AdminOperationException("Partition reassignment list cannot be empty.")
+        for tp, replicas in targets.items():
+            _broker_list(replicas, f"partition {tp}")
+        missing = self._missing_partitions(targets)
+        if missing:
+            raise UnknownTopicOrPartitionException(
+                f"The proposed assignment contains non-existent partitions: {_listing(missing)}")
+        live = set(self.list_brokers())
+        unknown = sorted({b for replicas in targets.values() for b in replicas} - live)
+        if unknown:
+            raise BrokerNotAvailableException(
+                f"The proposed assignment contains non-existent brokerIDs: {', '.join(map(str, unknown))}")
+
+    def _partitions_of(self, topic: str) -> set[int]:
+        try:
+            return set(self.get_topic_assignment(topic))
+        except UnknownTopicOrPartitionException:
+            return set()
+
+    def _missing_partitions(self, partitions: Sequence[TopicPartition]) -> list[TopicPartition]:
+        known: dict[str, set[int]] = {}
+        for tp in partitions:
+            if tp.topic not in known:
+                known[tp.topic] = self._partitions_of(tp.topic)
+        return [tp for tp in partitions if tp.partition not in known[tp.topic]]
+
+    def preferred_replica_election(self, partitions: Iterable[TopicPartition] | None = None,
+                                   validate: bool = True) -> tuple[TopicPartition, ...]:
+        """Create ``/admin/preferred_replica_election`` (``PreferredReplicaLeaderElectionCommand``);
+        ``None`` = every partition of every topic. Returns the partitions written."""
+        if partitions is None:
+            chosen = tuple(TopicPartition(t, p) for t in self.list_topics() for p in sorted(self._partitions_of(t)))
+        else:
+            chosen = tuple(dict.fromkeys(TopicPartition(*tp) for tp in partitions))
+        if validate:
+            if not chosen:
+                raise AdminOperationException("There are no partitions to elect preferred leaders for.")
+            missing = self._missing_partitions(chosen)
+            if missing:
+                raise UnknownTopicOrPartitionException(
+                    f"Preferred replica election data contains non-existent partitions: {_listing(missing)}")
+        try:
+            self._create(paths.PREFERRED_REPLICA_ELECTION, codec.encode_preferred_replica_election(chosen))
+        except NodeExistsError:
+            raise AdminOperationException(
+                f"Preferred replica leader election currently in progress ({paths.PREFERRED_REPLICA_ELECTION} "
+                "exists). Aborting operation") from None
+        return chosen
+
+    # -- topic configs -------------------------------------------------------------------------
+    def set_topic_config(self, topic: str, changes: Mapping[str, Any]) -> dict[str, str]:
+        """``kafka-configs.sh --alter``: merge ``changes`` (a ``None`` value deletes the
+        override) into ``/config/topics/T``, then create the change notification
+        ``/config/changes/config_change_<seq>`` that brokers watch. Returns the new overrides."""
+        validate_topic_name(topic)
+        if not self._exists(paths.topic_path(topic)):
+            raise UnknownTopicOrPartitionException(f"Topic '{topic}' does not exist.")
+        updates = validate_topic_config({k: v for k, v in changes.items() if v is not None})
+        deletions = {k for k, v in changes.items() if v is None}
+        merged = self._write_config(
+            topic, lambda old: {k: v for k, v in {**old, **updates}.items() if k not in deletions})
+        self._create(paths.config_change_path(), codec.encode_config_change(f"topics/{topic}"), sequence=True)
+        return merged
+
+    def _write_config(self, topic: str, update: Mapping[str, str] | Callable[[dict], dict]) -> dict[str, str]:
+        """Kafka's ``setOrCreateEntityConfigs`` for ``/config/topics/T``: ``update`` is the new
+        config or a function of the old one (read-modify-write, retried on races)."""
+        path = paths.topic_config_path(topic)
+        for _ in range(5):
+            try:
+                data, stat = self._get(path)
+            except NoNodeError:
+                config = dict(update) if isinstance(update, Mapping) else update({})
+                try:
+                    self._create(path, codec.encode_topic_config(config))
+                    return config
+                except NodeExistsError:
+                    continue
+            config = dict(update) if isinstance(update, Mapping) else update(codec.decode_topic_config(data, path))
+            try:
+                self._wait(self.zk.set_async(path, codec.encode_topic_config(config), stat.version))
+                return config
+            except (BadVersionError, NoNodeError):
+                continue
+        raise AdminOperationException(f"{path} kept changing; try again.")

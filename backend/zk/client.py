@@ -1,0 +1,220 @@
+"""``KafkaZkClient``: every read and write a broker or controller makes, in Kafka's formats.
+
+The one rule worth reading this file for: **every controller write is fenced**. Each write
+travels in a ZooKeeper transaction together with ``check(/controller_epoch, version)``, the
+version this controller set when it won. If another broker has since won, the version moved,
+ZooKeeper refuses the whole transaction, and the write never happens — the zombie is stopped
+by ZooKeeper itself, not by an ``if`` in our code (§3, KAFKA-6082). The outcome comes back as
+``rejected_stale_epoch`` and is recorded.
+
+Reads and writes are pipelined with kazoo's async calls (``*_async().get(timeout)``), which
+also never block forever while the session is suspended.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterable, Mapping
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+
+from backend.core.errors import ControllerMovedException
+from backend.core.failover import ClusterMetadata
+from backend.core.model import BrokerInfo, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+from backend.core.plan import (
+    CreatePartitionState, DeleteController, DeleteIsrChangeNotifications, DeletePreferredReplicaElection,
+    DeleteTopicDeletionFlags, DeleteTopicZnodes, RemoveFromPartitionReassignment, SetTopicAssignment,
+    UpdatePartitionState, WriteResult,
+)
+from backend.core.records import Record, znode_subject
+from backend.zk import codec, paths
+from backend.zk.fenced import FencedWriter
+
+TIMEOUT_S = 10.0
+
+
+class KafkaZkClient:
+    def __init__(self, zk: KazooClient) -> None:
+        self.zk = zk
+
+    # -- broker registration (§1.1) -------------------------------------------------------------
+    def create_top_level_paths(self) -> None:
+        for path in paths.PERSISTENT_PATHS:
+            self.zk.ensure_path(path)
+
+    def register_broker(self, broker_id: int, host: str = "localhost", port: int = 9092) -> int:
+        """Create ``/brokers/ids/<id>`` (ephemeral) and return its czxid: the broker epoch."""
+        path = paths.broker_path(broker_id)
+        data = codec.encode_broker(host, port)
+        try:
+            _, stat = self.zk.create(path, data, ephemeral=True, include_data=True)
+            return stat.czxid
+        except NodeExistsError:
+            _, stat = self.zk.get(path)
+            if stat.ephemeralOwner == self.zk.client_id[0]:
+                return stat.czxid  # our own registration survived (a retried create)
+            raise NodeExistsError(f"broker id {broker_id} is already registered by session "
+                                  f"{hex(stat.ephemeralOwner)}") from None
+
+    # -- controller election (§2.2) ----------------------------------------------------------------
+    def get_controller_id(self, watch: Callable | None = None) -> int | None:
+        if self.zk.exists(paths.CONTROLLER, watch=watch) is None:
+            return None
+        try:
+            return codec.decode_controller(self.zk.get(paths.CONTROLLER)[0])
+        except NoNodeError:
+            return None
+
+    def get_controller_epoch(self) -> tuple[int, int] | None:
+        try:
+            data, stat = self.zk.get(paths.CONTROLLER_EPOCH)
+        except NoNodeError:
+            return None
+        return codec.decode_controller_epoch(data), stat.version
+
+    def register_controller_and_increment_epoch(self, broker_id: int) -> tuple[int, int]:
+        """One transaction: create ``/controller`` (ephemeral) and set ``/controller_epoch`` to
+        epoch + 1 *at the version read*. Returns (new epoch, its znode version)."""
+        current = self.get_controller_epoch()
+        if current is None:
+            try:
+                self.zk.create(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
+            except NodeExistsError:
+                pass
+            current = self.get_controller_epoch()
+        epoch, version = current
+        new_epoch = epoch + 1
+        tx = self.zk.transaction()
+        tx.create(paths.CONTROLLER, codec.encode_controller(broker_id), ephemeral=True)
+        tx.set_data(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(new_epoch), version=version)
+        results = tx.commit()
+        if not any(isinstance(r, Exception) for r in results):
+            return new_epoch, results[1].version
+        # Lost the race — or won it but the reply was lost: check what ZooKeeper says.
+        holder = self.get_controller_id()
+        now = self.get_controller_epoch()
+        if holder == broker_id and now is not None and now[0] == new_epoch:
+            return new_epoch, now[1]
+        raise ControllerMovedException(
+            f"/controller is held by broker {holder}" if holder is not None
+            else f"/controller_epoch moved past version {version}")
+
+    # -- reads the controller makes -------------------------------------------------------------------
+    def get_all_brokers(self, watch: Callable | None = None) -> dict[int, BrokerInfo]:
+        children = self.zk.get_children(paths.BROKER_IDS, watch=watch)
+        ids = [b for b in (paths.parse_broker_id(c) for c in children) if b is not None]
+        found = self._get_many({b: paths.broker_path(b) for b in ids})
+        return {b: codec.decode_broker(b, data, stat.czxid) for b, (data, stat) in found.items()}
+
+    def get_all_topics(self, watch: Callable | None = None) -> set[str]:
+        return set(self.zk.get_children(paths.BROKER_TOPICS, watch=watch))
+
+    def get_topic_assignments(self, topics: Iterable[str], watch: Callable[[str], Callable] | None = None
+                              ) -> dict[str, dict[int, ReplicaAssignment]]:
+        topics = list(topics)
+        asyncs = {t: self.zk.get_async(paths.topic_path(t), watch=watch(t) if watch else None) for t in topics}
+        out = {}
+        for topic, result in asyncs.items():
+            try:
+                data, _ = result.get(timeout=TIMEOUT_S)
+            except NoNodeError:
+                continue
+            out[topic] = codec.decode_topic_assignment(topic, data).assignment
+        return out
+
+    def get_topic_configs(self, topics: Iterable[str]) -> dict[str, dict[str, str]]:
+        found = self._get_many({t: paths.topic_config_path(t) for t in topics})
+        return {t: codec.decode_topic_config(data, paths.topic_config_path(t)) for t, (data, _) in found.items()}
+
+    def get_partition_states(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, LeaderIsrAndControllerEpoch | None]:
+        partitions = list(partitions)
+        found = self._get_many({tp: paths.partition_state_path(tp.topic, tp.partition) for tp in partitions})
+        return {tp: (codec.decode_partition_state(found[tp][0], found[tp][1].version) if tp in found else None)
+                for tp in partitions}
+
+    def get_topic_deletions(self, watch: Callable | None = None) -> list[str]:
+        return sorted(self.zk.get_children(paths.DELETE_TOPICS, watch=watch))
+
+    def get_partition_reassignment(self, watch: Callable | None = None) -> dict[TopicPartition, tuple[int, ...]] | None:
+        if self.zk.exists(paths.REASSIGN_PARTITIONS, watch=watch) is None:
+            return None
+        try:
+            return codec.decode_reassignment(self.zk.get(paths.REASSIGN_PARTITIONS)[0])
+        except NoNodeError:
+            return None
+
+    def get_preferred_replica_election(self, watch: Callable | None = None) -> tuple[TopicPartition, ...] | None:
+        if self.zk.exists(paths.PREFERRED_REPLICA_ELECTION, watch=watch) is None:
+            return None
+        try:
+            return codec.decode_preferred_replica_election(self.zk.get(paths.PREFERRED_REPLICA_ELECTION)[0])
+        except NoNodeError:
+            return None
+
+    def get_isr_change_notifications(self, watch: Callable | None = None) -> list[str]:
+        children = self.zk.get_children(paths.ISR_CHANGE_NOTIFICATION, watch=watch)
+        numbers = (paths.sequence_number(c, paths.ISR_CHANGE_PREFIX) for c in children)
+        return sorted(n for n in numbers if n is not None)
+
+    def get_partitions_from_isr_change_notifications(self, sequence_numbers: Iterable[str]) -> list[TopicPartition]:
+        found = self._get_many({n: paths.isr_change_path(n) for n in sequence_numbers})
+        partitions = set()
+        for number, (data, _) in found.items():
+            partitions.update(codec.decode_isr_change_notification(data, paths.isr_change_path(number)))
+        return sorted(partitions)
+
+    def read_cluster_metadata(self, watches: Mapping[str, Callable]) -> ClusterMetadata:
+        """Everything failover reads, arming the controller's watches as Kafka does."""
+        brokers = self.get_all_brokers(watch=watches["brokers"])
+        topics = self.get_all_topics(watch=watches["topics"])
+        assignments = self.get_topic_assignments(topics, watch=watches["topic"])
+        states = self.get_partition_states(TopicPartition(t, p) for t, a in assignments.items() for p in a)
+        return ClusterMetadata(
+            brokers=brokers, assignments=assignments,
+            partition_states={tp: s for tp, s in states.items() if s is not None},
+            topic_configs=self.get_topic_configs(topics),
+            topics_to_delete=tuple(self.get_topic_deletions(watch=watches["delete_topics"])),
+            zk_reassignment=self.get_partition_reassignment(watch=watches["reassign"]),
+            preferred_replica_election=self.get_preferred_replica_election(watch=watches["preferred"]),
+            isr_change_notifications=tuple(self.get_isr_change_notifications(watch=watches["isr_change"])),
+        )
+
+    def _get_many(self, keyed_paths: Mapping) -> dict:
+        """Pipelined gets; absent znodes are left out."""
+        asyncs = {key: self.zk.get_async(path) for key, path in keyed_paths.items()}
+        out = {}
+        for key, result in asyncs.items():
+            try:
+                out[key] = result.get(timeout=TIMEOUT_S)
+            except NoNodeError:
+                pass
+        return out
+
+    # -- fenced writes (§3) -------------------------------------------------------------------------
+    def execute(self, writes, epoch_zk_version: int, emit: Callable[[list[Record]], object] | None = None
+                ) -> list[WriteResult]:
+        """Attempt each write in its own fenced transaction; one outcome per write, in order."""
+        return FencedWriter(self.zk, epoch_zk_version, emit).execute(list(writes))
+
+    # -- what a partition leader writes itself (§16, pre-AlterIsr) -------------------------------------
+    def update_partition_state_as_leader(self, tp: TopicPartition, state: LeaderIsrAndControllerEpoch) -> int | None:
+        """Conditional write at ``state.leader_and_isr.zk_version`` — not fenced by the controller
+        epoch: the leader is not the controller. Returns the new version, or ``None`` when
+        someone else (the controller) changed the znode first."""
+        path = paths.partition_state_path(tp.topic, tp.partition)
+        try:
+            return self.zk.set(path, codec.encode_partition_state(state), version=state.leader_and_isr.zk_version).version
+        except BadVersionError:
+            data, stat = self.zk.get(path)
+            current = codec.decode_partition_state(data, stat.version)
+            if current.leader_and_isr.leader == state.leader and current.isr == state.isr \
+                    and current.leader_and_isr.leader_epoch == state.leader_and_isr.leader_epoch:
+                return stat.version  # our own write, retried (Kafka's checkLeaderAndIsrZkData)
+            return None
+        except NoNodeError:
+            return None
+
+    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
+        return self.zk.create(paths.isr_change_path(), codec.encode_isr_change_notification(partitions),
+                              sequence=True)

@@ -1,0 +1,211 @@
+"""Fenced writes: each controller write in one ZooKeeper transaction behind
+``check(/controller_epoch, epoch_zk_version)`` (§3 layer 1, Kafka 2.1+, KAFKA-6082).
+
+Kafka's ``KafkaZkClient`` wraps every controller request this way
+(``retryRequestsUntilConnected(requests, expectedControllerEpochZkVersion)``). When the check
+fails, ZooKeeper answers the whole transaction with BADVERSION on the check and nothing is
+applied: that is how a zombie controller is stopped — by ZooKeeper's own version check.
+
+The typed writes of ``backend.core.plan`` become transactions here; submissions are pipelined
+(async) and results are collected in order.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError, ZookeeperError
+
+from backend.core.plan import (
+    CreatePartitionState, DeleteController, DeleteIsrChangeNotifications, DeletePreferredReplicaElection,
+    DeleteTopicDeletionFlags, DeleteTopicZnodes, RemoveFromPartitionReassignment, SetTopicAssignment,
+    UpdatePartitionState, WriteResult,
+)
+from backend.core.records import Record, znode_subject
+from backend.zk import codec, paths
+
+TIMEOUT_S = 10.0
+MAX_OPS_PER_TRANSACTION = 500  # ZooKeeper requests are capped at about 1 MB (jute.maxbuffer)
+
+
+class Fenced(Exception):
+    """The ``/controller_epoch`` check failed: this controller is not the controller any more."""
+
+
+class FencedWriter:
+    def __init__(self, zk: KazooClient, epoch_zk_version: int, emit: Callable[[list[Record]], object] | None) -> None:
+        self.zk = zk
+        self.epoch_zk_version = epoch_zk_version
+        self._emit = emit or (lambda records: None)
+
+    # -- transactions ------------------------------------------------------------------------------
+    def _tx(self, ops) -> object:
+        """Submit ``ops`` (callables adding operations) after the epoch check; returns the async result."""
+        tx = self.zk.transaction()
+        tx.check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
+        for op in ops:
+            op(tx)
+        return tx.commit_async()
+
+    def _wait(self, handle, ignore=()) -> list:
+        """The transaction's results; raises ``Fenced`` when the epoch check failed, else the
+        first real error of the operations (``ignore`` lists harmless ones, e.g. NoNode)."""
+        results = handle.get(timeout=TIMEOUT_S)
+        if isinstance(results[0], Exception):
+            raise Fenced()
+        for result in results[1:]:
+            if isinstance(result, Exception) and not isinstance(result, RolledBackError):
+                if isinstance(result, ignore):
+                    return results
+                raise result
+        return results
+
+    # -- the writes ----------------------------------------------------------------------------------
+    def execute(self, writes) -> list[WriteResult]:
+        self._create_parents([w for w in writes if isinstance(w, CreatePartitionState)])
+        submitted = [(w, self._submit(w)) for w in writes]
+        return [self._collect(w, handle) for w, handle in submitted]
+
+    def _create_parents(self, creates) -> None:
+        """``…/partitions`` and ``…/partitions/P`` for new partitions (NODEEXISTS is fine)."""
+        wanted = {}
+        for write in creates:
+            tp = write.topic_partition
+            wanted[paths.topic_partitions_path(tp.topic)] = None
+            wanted[paths.partition_path(tp.topic, tp.partition)] = None
+        for level in (1, 2):  # parents before children
+            batch = [p for p in wanted if p.count("/") == (4 if level == 1 else 5)]
+            handles = [self._tx([lambda tx, p=p: tx.create(p, b"")]) for p in batch]
+            for handle in handles:
+                try:
+                    self._wait(handle, ignore=(NodeExistsError,))
+                except (Fenced, ZookeeperError):
+                    pass  # the state create below reports it
+
+    def _submit(self, write):
+        if isinstance(write, UpdatePartitionState):
+            tp = write.topic_partition
+            path = paths.partition_state_path(tp.topic, tp.partition)
+            data = codec.encode_partition_state(write.state)
+            return self._tx([lambda tx: tx.set_data(path, data, version=write.state.leader_and_isr.zk_version)])
+        if isinstance(write, CreatePartitionState):
+            tp = write.topic_partition
+            path = paths.partition_state_path(tp.topic, tp.partition)
+            data = codec.encode_partition_state(write.state)
+            return self._tx([lambda tx: tx.create(path, data)])
+        if isinstance(write, DeleteController):
+            return self._tx([lambda tx: tx.delete(paths.CONTROLLER)])
+        if isinstance(write, DeletePreferredReplicaElection):
+            return self._tx([lambda tx: tx.delete(paths.PREFERRED_REPLICA_ELECTION)])
+        return None  # the others are read-modify-write or many transactions: done in _collect
+
+    def _collect(self, write, handle) -> WriteResult:
+        try:
+            if isinstance(write, UpdatePartitionState):
+                return WriteResult("ok", zk_version=self._wait(handle)[1].version)
+            if isinstance(write, CreatePartitionState):
+                self._wait(handle)
+                return WriteResult("ok", zk_version=0)
+            if isinstance(write, (DeleteController, DeletePreferredReplicaElection)):
+                self._wait(handle, ignore=(NoNodeError,))
+                return WriteResult("ok")
+            return self._perform(write)
+        except Fenced:
+            self._refused(write, "rejected_stale_epoch", (
+                f"ZooKeeper refused the write of {_path(write)}: /controller_epoch is no longer at version "
+                f"{self.epoch_zk_version}, so this controller has been replaced (its write is fenced)."))
+            return WriteResult("rejected_stale_epoch")
+        except BadVersionError:
+            self._refused(write, "bad_version", (
+                f"The write of {_path(write)} failed with BADVERSION: someone changed the znode since it was "
+                f"read; the controller reads it again and retries."))
+            return WriteResult("bad_version")
+        except (ZookeeperError, Exception) as exc:  # noqa: BLE001 - every outcome becomes a value
+            return WriteResult("error", reason=f"{type(exc).__name__}: {exc}".rstrip(": "))
+
+    def _perform(self, write) -> WriteResult:
+        if isinstance(write, SetTopicAssignment):
+            path = paths.topic_path(write.topic)
+            topic_id = write.topic_id
+            if topic_id is None:  # keep the id the topic already has (Kafka passes topicIds.get(topic))
+                try:
+                    topic_id = codec.decode_topic_assignment(write.topic, self.zk.get(path)[0]).topic_id
+                except NoNodeError:
+                    pass
+            data = codec.encode_topic_assignment(write.assignment, topic_id)
+            self._wait(self._tx([lambda tx: tx.set_data(path, data)]))
+        elif isinstance(write, DeleteTopicZnodes):
+            self._delete_recursive(paths.topic_path(write.topic))
+            for path in (paths.topic_config_path(write.topic), paths.delete_topic_path(write.topic)):
+                self._wait(self._tx([lambda tx, p=path: tx.delete(p)]), ignore=(NoNodeError,))
+        elif isinstance(write, DeleteTopicDeletionFlags):
+            handles = [self._tx([lambda tx, t=t: tx.delete(paths.delete_topic_path(t))]) for t in write.topics]
+            for handle in handles:
+                self._wait(handle, ignore=(NoNodeError,))
+        elif isinstance(write, DeleteIsrChangeNotifications):
+            handles = [self._tx([lambda tx, n=n: tx.delete(paths.isr_change_path(n))]) for n in write.sequence_numbers]
+            for handle in handles:
+                self._wait(handle, ignore=(NoNodeError,))
+        elif isinstance(write, RemoveFromPartitionReassignment):
+            self._remove_from_reassignment(write)
+        else:
+            raise TypeError(f"unknown write {write!r}")
+        return WriteResult("ok")
+
+    def _delete_recursive(self, root: str) -> None:
+        order, stack = [], [root]
+        while stack:
+            path = stack.pop()
+            order.append(path)
+            try:
+                stack.extend(f"{path}/{c}" for c in self.zk.get_children(path))
+            except NoNodeError:
+                pass
+        order.sort(key=lambda p: -p.count("/"))  # children first
+        for start in range(0, len(order), MAX_OPS_PER_TRANSACTION):
+            chunk = order[start:start + MAX_OPS_PER_TRANSACTION]
+            self._wait(self._tx([lambda tx, p=p: tx.delete(p) for p in chunk]), ignore=(NoNodeError,))
+
+    def _remove_from_reassignment(self, write: RemoveFromPartitionReassignment) -> None:
+        for _ in range(5):  # an operator may rewrite the znode meanwhile: re-read on conflict
+            try:
+                data, stat = self.zk.get(paths.REASSIGN_PARTITIONS)
+            except NoNodeError:
+                return
+            pending = dict(codec.decode_reassignment(data))
+            for tp, target in write.partitions:
+                if tp in pending and (target is None or tuple(pending[tp]) == tuple(target)):
+                    del pending[tp]
+            try:
+                if pending:
+                    encoded = codec.encode_reassignment(pending)
+                    self._wait(self._tx([lambda tx: tx.set_data(paths.REASSIGN_PARTITIONS, encoded, version=stat.version)]))
+                else:
+                    self._wait(self._tx([lambda tx: tx.delete(paths.REASSIGN_PARTITIONS, version=stat.version)]),
+                               ignore=(NoNodeError,))
+                return
+            except BadVersionError:
+                continue
+
+    def _refused(self, write, outcome: str, note: str) -> None:
+        path = _path(write)
+        self._emit([Record(kind="zk", subject=znode_subject(path), to_state="write_refused", outcome=outcome,
+                           note=note, detail={"path": path, "write": type(write).__name__,
+                                              "controller_epoch_version": self.epoch_zk_version})])
+
+
+def _path(write) -> str:
+    if isinstance(write, (UpdatePartitionState, CreatePartitionState)):
+        return paths.partition_state_path(write.topic_partition.topic, write.topic_partition.partition)
+    if isinstance(write, (SetTopicAssignment, DeleteTopicZnodes)):
+        return paths.topic_path(write.topic)
+    if isinstance(write, DeleteController):
+        return paths.CONTROLLER
+    if isinstance(write, DeletePreferredReplicaElection):
+        return paths.PREFERRED_REPLICA_ELECTION
+    if isinstance(write, RemoveFromPartitionReassignment):
+        return paths.REASSIGN_PARTITIONS
+    if isinstance(write, DeleteTopicDeletionFlags):
+        return paths.DELETE_TOPICS
+    return paths.ISR_CHANGE_NOTIFICATION

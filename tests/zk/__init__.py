@@ -1,0 +1,1 @@
+"""Tests of backend.zk: paths, payload formats, admin writes (against a real ZooKeeper)."""
