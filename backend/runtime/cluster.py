@@ -1,0 +1,268 @@
+"""A simulated Kafka cluster: its brokers, its chroot in ZooKeeper, its stream of records.
+
+Each cluster lives under its own chroot (default ``/kclab/<cluster-id>``), so any number of
+clusters — a class demo and thirty sandboxes — share one ZooKeeper without seeing each other,
+and ``zkCli.sh`` on ``HOST:PORT/kclab/<cluster-id>`` shows the tree a Kafka 2.8 cluster would.
+Besides its brokers the cluster keeps one *operator* session: Kafka's admin tools write
+through it, and it watches the whole tree to report what ZooKeeper holds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+from typing import Any, Callable, Iterable
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError, NotEmptyError
+
+from backend.core.assignment import assign_replicas_to_brokers
+from backend.core.config import KafkaConfig
+from backend.core.records import Record, SessionHeader
+from backend.runtime.broker import SimulatedBroker
+from backend.runtime.channel import ControllerChannelManager
+from backend.runtime.record_bus import RecordBus
+from backend.runtime.zk_observer import ZkObserver, describe_data
+from backend.scripts.cluster_spec import ClusterSpec, TopicSpec
+from backend.zk import codec, paths
+from backend.zk.admin import AdminZkClient
+
+BROKER_STATUS = {"running": "alive", "paused": "paused", "shutting_down": "shutting_down",
+                 "crashed": "dead", "stopped": "dead"}
+
+
+class Cluster:
+    def __init__(self, zk_hosts: str, chroot: str, spec: ClusterSpec, session_id: str,
+                 bus: RecordBus | None = None, zk_control=None, observe: bool = True) -> None:
+        """``zk_hosts`` without chroot; ``zk_control`` is our own launcher's server or ensemble
+        (needed only for the ZooKeeper-quorum faults)."""
+        self.zk_hosts = zk_hosts
+        self.chroot = chroot.rstrip("/")
+        self.spec = spec
+        self.config = KafkaConfig(spec.config)
+        self.bus = bus or RecordBus(session_id)
+        self.session_id = session_id
+        self.zk_control = zk_control
+        self.event_ids = itertools.count(1)
+        self.correlation_ids = itertools.count(1)
+        self.channel = ControllerChannelManager(self)
+        self.brokers: dict[int, SimulatedBroker] = {b: SimulatedBroker(self, b, self.config) for b in spec.brokers}
+        self.lock = threading.RLock()
+        self._observe = observe
+        self._tools: KazooClient | None = None
+        self._observer: ZkObserver | None = None
+        self.admin: AdminZkClient | None = None
+
+    def emit(self, records: Iterable[Record], cause: str | None = None, cause_seq: int | None = None) -> list[Record]:
+        return self.bus.emit(records, cause=cause, cause_seq=cause_seq)
+
+    def header(self, mode: str, app_version: str, **extra) -> SessionHeader:
+        return SessionHeader(
+            session_id=self.session_id, mode=mode, started_ms=int(time.time() * 1000), app_version=app_version,
+            cluster={"brokers": list(self.spec.brokers), "chroot": self.chroot,
+                     "topics": {t: {"partitions": s.partitions, "replication_factor": s.replication_factor}
+                                for t, s in self.spec.topics.items()},
+                     "config": dict(self.config.overrides)},
+            **extra)
+
+    # -- life -----------------------------------------------------------------------------------
+    def start(self, timeout: float = 30.0) -> None:
+        root = KazooClient(hosts=self.zk_hosts)
+        root.start(timeout=15)
+        try:
+            root.ensure_path(self.chroot)
+        finally:
+            root.stop()
+            root.close()
+        self._tools = KazooClient(hosts=self.zk_hosts + self.chroot)
+        self._tools.start(timeout=15)
+        self.admin = AdminZkClient(self._tools)
+        if self._observe:
+            self._observer = ZkObserver(self._tools, self.emit, self.broker_of_session)
+            self._observer.start()
+        for index, broker_id in enumerate(self.spec.brokers):
+            self.brokers[broker_id].start()
+            if index == 0:  # the first broker listed wins the first election
+                self.wait_until(lambda: self.controller_id() == broker_id, timeout, "the first broker to be elected")
+        self.wait_until(self._all_brokers_known, timeout, "the controller to learn about every broker")
+        for topic, spec in self.spec.topics.items():
+            self.create_topic(topic, spec)
+        if self.spec.topics:
+            self.wait_until(lambda: self._topics_known(self.spec.topics), timeout, "the controller to create the topics")
+        self.wait_stable(timeout)
+
+    def create_topic(self, topic: str, spec: TopicSpec) -> dict[int, list[int]]:
+        config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in spec.config.items()}
+        if spec.assignment is not None:
+            assignment = {int(p): list(r) for p, r in spec.assignment.items()}
+        else:  # as Kafka's admin tools do: over the brokers registered in /brokers/ids
+            assignment = assign_replicas_to_brokers(spec.partitions, spec.replication_factor,
+                                                    self.admin.list_brokers(), rng=random.Random(topic))
+        self.admin.create_topic(topic, assignment, config)
+        return assignment
+
+    def close(self, keep: bool = False) -> None:
+        for broker in self.brokers.values():
+            if broker.alive:
+                broker.stop()
+        if self._observer is not None:
+            self._observer.close()
+        if self._tools is not None:
+            if not keep:
+                self._delete_chroot()
+            self._tools.stop()
+            self._tools.close()
+
+    def _delete_chroot(self) -> None:
+        root = KazooClient(hosts=self.zk_hosts)
+        root.start(timeout=15)
+        try:
+            for _ in range(5):
+                try:
+                    root.delete(self.chroot, recursive=True)
+                    break
+                except NoNodeError:
+                    break
+                except NotEmptyError:  # an ephemeral appeared while deleting; try again
+                    continue
+        finally:
+            root.stop()
+            root.close()
+
+    def set_broker_config(self, name: str, value: Any) -> None:
+        """A dynamic broker-wide setting: every broker (and every later restart) uses it."""
+        self.config = self.config.with_overrides({name: value})
+        for broker in self.brokers.values():
+            broker.config = self.config
+
+    def delete_controller_znode(self) -> None:
+        """What ``zkCli.sh deleteall /controller`` does: no fencing, no questions."""
+        try:
+            self._tools.delete(paths.CONTROLLER)
+        except NoNodeError:
+            pass
+
+    def topic_exists(self, topic: str) -> bool:
+        return self._tools.exists(paths.topic_path(topic)) is not None
+
+    # -- looking at it ------------------------------------------------------------------------------
+    def broker_of_session(self, session_hex: str) -> int | None:
+        for broker in self.brokers.values():
+            if broker.session_id == session_hex:
+                return broker.id
+        return None
+
+    def controller_id(self) -> int | None:
+        try:
+            data, _ = self._tools.get(paths.CONTROLLER)
+        except NoNodeError:
+            return None
+        return codec.decode_controller(data)
+
+    def active_controller(self):
+        cid = self.controller_id()
+        broker = self.brokers.get(cid) if cid is not None else None
+        if broker is None or broker.controller is None or not broker.controller.is_active:
+            return None
+        return broker.controller
+
+    def _all_brokers_known(self) -> bool:
+        controller = self.active_controller()
+        return controller is not None and set(self.spec.brokers) <= set(controller.ctx.live_brokers)
+
+    def _topics_known(self, topics) -> bool:
+        controller = self.active_controller()
+        if controller is None:
+            return False
+        ctx = controller.ctx
+        return all(t in ctx.all_topics and all(ctx.partition_leadership_info.get(tp) is not None
+                                                or ctx.partition_states.get(tp) is not None
+                                                for tp in ctx.partitions_for_topic(t)) for t in topics)
+
+    def is_stable(self) -> bool:
+        """No event queued or being processed by any running broker's controller thread, and
+        no request waiting in any running broker's queue. (Paused brokers are frozen, not busy.)"""
+        for broker in self.brokers.values():
+            if broker.status != "running":
+                continue
+            if broker.controller is not None and not broker.controller.events.is_idle():
+                return False
+            if broker.queue_size() or broker.replication.has_pending_changes():
+                return False
+        return True
+
+    def wait_stable(self, timeout: float = 30.0, quiet_s: float = 0.15) -> bool:
+        """Wait until stable and no record was emitted for ``quiet_s`` (the ZooKeeper watches
+        that fire after a write need a moment to arrive)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            seq = self.bus.next_seq
+            if self.is_stable():
+                time.sleep(quiet_s)
+                if self.is_stable() and self.bus.next_seq == seq:
+                    return True
+            else:
+                time.sleep(0.02)
+        return False
+
+    def wait_until(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+            time.sleep(0.02)
+
+    def view(self, znodes: Iterable[str] = ()) -> dict[str, Any]:
+        """The cluster as ``expect`` steps see it: ZooKeeper's data, plus the active controller's
+        partition and replica states (which live only in its memory, as in Kafka)."""
+        controller_epoch = None
+        try:
+            controller_epoch = int(self._tools.get(paths.CONTROLLER_EPOCH)[0])
+        except NoNodeError:
+            pass
+        controller = self.active_controller()
+        ctx = controller.ctx if controller is not None else None
+        partitions = {}
+        for topic in self._children(paths.BROKER_TOPICS):
+            for p in self._children(paths.topic_partitions_path(topic)):
+                try:
+                    data, stat = self._tools.get(paths.partition_state_path(topic, int(p)))
+                except NoNodeError:
+                    continue
+                state = codec.decode_partition_state(data, stat.version)
+                tp_key = f"{topic}-{p}"
+                entry = {"leader": state.leader, "isr": list(state.isr),
+                         "leader_epoch": state.leader_and_isr.leader_epoch, "controller_epoch": state.controller_epoch,
+                         "zk_version": stat.version}
+                if ctx is not None:
+                    from backend.core.model import TopicPartition
+                    tp = TopicPartition(topic, int(p))
+                    entry["state"] = ctx.partition_state(tp).name
+                    entry["replicas"] = list(ctx.partition_replica_assignment(tp))
+                partitions[tp_key] = entry
+        replicas = {}
+        if ctx is not None:
+            replicas = {f"{r.topic_partition}/{r.replica}": s.name for r, s in ctx.replica_states.items()}
+        found = {}
+        for path in znodes:
+            try:
+                found[path] = self._tools.get(path)[0] or b""
+            except NoNodeError:
+                found[path] = None
+        return {
+            "controller": self.controller_id(), "controller_epoch": controller_epoch,
+            "brokers": {b: BROKER_STATUS[broker.status] for b, broker in self.brokers.items()
+                        if broker.status in BROKER_STATUS},
+            "partitions": partitions, "replicas": replicas, "znodes": found,
+        }
+
+    def _children(self, path: str) -> list[str]:
+        try:
+            return sorted(self._tools.get_children(path))
+        except NoNodeError:
+            return []

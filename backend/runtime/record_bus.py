@@ -1,0 +1,89 @@
+"""Where records leave the runtime: stamped with their session, ``seq`` and time, then fanned
+out to every sink (replay log, websocket batcher, a script's ``--json`` printer, waiters).
+
+``seq`` is *the* order: it is dense (0, 1, 2, …) and stamped under one lock, and sinks are
+called under that lock too, so every sink sees records in ``seq`` order with none missing.
+Sinks must therefore be quick (append to a buffer, write one line).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import replace
+from typing import Callable, Iterable
+
+from backend.core.records import Record
+
+Sink = Callable[[list[Record]], None]
+
+
+class RecordBus:
+    def __init__(self, session_id: str, clock: Callable[[], float] = time.time, history: int = 20000) -> None:
+        self.session_id = session_id
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._seq = 0
+        self._sinks: list[Sink] = []
+        self._recent: deque[Record] = deque(maxlen=history)
+
+    def subscribe(self, sink: Sink, replay_from: int | None = None) -> Callable[[], None]:
+        """Add ``sink``; with ``replay_from`` it first gets the kept records from that seq on,
+        atomically, so it misses nothing and sees nothing twice."""
+        with self._cond:
+            if replay_from is not None:
+                backlog = [r for r in self._recent if r.seq >= replay_from]
+                if backlog:
+                    sink(backlog)
+            self._sinks.append(sink)
+
+        def unsubscribe() -> None:
+            with self._cond:
+                if sink in self._sinks:
+                    self._sinks.remove(sink)
+        return unsubscribe
+
+    def emit(self, records: Iterable[Record], cause: str | None = None, cause_seq: int | None = None) -> list[Record]:
+        """Stamp and deliver; ``cause``/``cause_seq`` fill records that do not name their own."""
+        records = list(records)
+        if not records:
+            return []
+        with self._cond:
+            now = int(self._clock() * 1000)
+            stamped = []
+            for record in records:
+                if cause is not None and record.cause is None:
+                    record = replace(record, cause=cause)
+                stamped.append(record.stamped(self.session_id, self._seq, now, cause_seq))
+                self._seq += 1
+            self._recent.extend(stamped)
+            for sink in list(self._sinks):
+                sink(stamped)
+            self._cond.notify_all()
+        return stamped
+
+    @property
+    def next_seq(self) -> int:
+        return self._seq
+
+    def since(self, seq: int) -> list[Record]:
+        """Kept records with ``seq >= seq`` (older ones are only in the replay log)."""
+        with self._cond:
+            return [r for r in self._recent if r.seq >= seq]
+
+    def wait_for(self, predicate: Callable[[Record], bool], after_seq: int, timeout: float) -> Record | None:
+        """The first record from ``after_seq`` on that satisfies ``predicate``, waiting up to
+        ``timeout`` seconds for it to be emitted."""
+        deadline = time.monotonic() + timeout
+        checked = after_seq
+        with self._cond:
+            while True:
+                for record in self._recent:
+                    if record.seq >= checked and predicate(record):
+                        return record
+                checked = self._seq
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)

@@ -1,0 +1,136 @@
+"""Run a fault script against a live cluster: ``kclab run SCRIPT.yaml``.
+
+The script is checked completely first (``backend.scripts``); nothing starts if anything is
+wrong. Then the runner builds the cluster the script describes — on the ZooKeeper it is given,
+or on its own embedded one — and carries out the steps in order. The cluster stays live the
+whole time, so an operator may act on its znodes with ``zkCli.sh`` meanwhile. An ``expect``
+that does not come true within its time fails the run, saying which step, what was expected
+and what was found.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TextIO
+
+from backend.core.records import Record
+from backend.runtime.cluster import Cluster
+from backend.runtime.faults import FAULTS, apply_fault
+from backend.runtime.record_bus import RecordBus
+from backend.runtime.replay import ReplayWriter, default_replay_dir
+from backend.scripts.expect import describe_expectation, mismatches
+from backend.scripts.loader import Script, Step
+from backend.zk import paths
+
+APP_VERSION = "0.1.0"
+
+
+@dataclass
+class RunResult:
+    ok: bool
+    message: str
+    step: Step | None = None
+    replay_path: Path | None = None
+
+
+def new_session_id(kind: str) -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{kind}-{uuid.uuid4().hex[:6]}"
+
+
+@contextlib.contextmanager
+def embedded_zookeeper(servers: int = 1):
+    """Our own ZooKeeper (server or ensemble) for the duration of a run."""
+    from backend.runtime.zk_ensemble import ZooKeeperEnsemble
+    from backend.runtime.zk_server import ZooKeeperServer
+    zk = ZooKeeperServer(force_sync=False) if servers == 1 else ZooKeeperEnsemble(servers, force_sync=False)
+    zk.start()
+    try:
+        yield zk
+    finally:
+        zk.stop()
+
+
+class ScriptRunner:
+    def __init__(self, script: Script, zk_hosts: str, chroot: str | None = None, zk_control=None,
+                 replay_dir: Path | None = None, keep: bool = False, on_record: Callable[[Record], None] | None = None,
+                 log: TextIO = sys.stderr, session_id: str | None = None, mode: str = "script",
+                 bus: RecordBus | None = None) -> None:
+        self.script = script
+        self.session_id = session_id or new_session_id("script")
+        self.bus = bus or RecordBus(self.session_id)
+        self.cluster = Cluster(zk_hosts, chroot or paths.default_chroot(self.session_id), script.cluster,
+                               self.session_id, self.bus, zk_control=zk_control)
+        self.keep = keep
+        self.log = log
+        self.mode = mode
+        self._replay_dir = Path(replay_dir) if replay_dir else default_replay_dir()
+        self._replay: ReplayWriter | None = None
+        if on_record is not None:
+            self.bus.subscribe(lambda records: [on_record(r) for r in records])
+
+    def run(self) -> RunResult:
+        header = self.cluster.header(self.mode, APP_VERSION, lesson_id=Path(self.script.filename).stem)
+        self._replay = ReplayWriter(self._replay_dir, header)
+        self.bus.subscribe(self._replay)
+        try:
+            self._say(f"starting cluster {self.cluster.chroot}: brokers {list(self.script.cluster.brokers)}")
+            self.cluster.start()
+            for step in self.script.steps:
+                result = self.run_step(step)
+                if not result.ok:
+                    return RunResult(False, result.message, step, self._replay.path)
+            return RunResult(True, f"all {len(self.script.steps)} steps passed", None, self._replay.path)
+        finally:
+            self.cluster.close(keep=self.keep)
+            self._replay.close()
+
+    def run_step(self, step: Step) -> RunResult:
+        args = step.args
+        if step.op == "wait_stable":
+            if not self.cluster.wait_stable(args["timeout_ms"] / 1000):
+                return self._fail(step, f"the cluster was not stable within {args['timeout_ms']} ms")
+        elif step.op == "wait_ms":
+            time.sleep(args["ms"] / 1000)
+        elif step.op == "expect":
+            return self._expect(step)
+        elif step.op in FAULTS:
+            result = apply_fault(self.cluster, step.op, args, source="script")
+            if not result.ok:
+                return self._fail(step, f"{step.op} was refused: {result.message}")
+        else:
+            return self._fail(step, f"{step.op} cannot be run by this runner")
+        self._say(f"{step.where} {step.op} {_args_text(args)}: done")
+        return RunResult(True, "ok", step)
+
+    def _expect(self, step: Step) -> RunResult:
+        args = step.args
+        expected = {k: v for k, v in args.items() if k != "within_ms"}
+        znodes = list((expected.get("znodes") or {}).keys())
+        deadline = time.monotonic() + args["within_ms"] / 1000
+        while True:
+            found = mismatches(expected, self.cluster.view(znodes))
+            if not found:
+                self._say(f"{step.where} expect {describe_expectation(args)}: ok")
+                return RunResult(True, "ok", step)
+            if time.monotonic() > deadline:
+                return self._fail(step, f"expected {describe_expectation(args)}, but after {args['within_ms']} ms:\n  "
+                                  + "\n  ".join(found))
+            time.sleep(0.05)
+
+    def _fail(self, step: Step, message: str) -> RunResult:
+        text = f"{self.script.filename}:{step.line}: {step.where} failed: {message}"
+        self._say(text)
+        return RunResult(False, text, step)
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.log, flush=True)
+
+
+def _args_text(args: dict) -> str:
+    return " ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in args.items())
