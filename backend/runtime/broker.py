@@ -116,6 +116,11 @@ class SimulatedBroker:
         self.status = "stopped"
         self._stop_everything()
 
+    def silence(self) -> None:
+        """Stop reacting (controller thread first), before the cluster is taken down."""
+        if self.controller is not None:
+            self.controller.shutdown()
+
     def _stop_everything(self) -> None:
         self.pause_during = None
         self.gate.set()  # let frozen threads run into their exits

@@ -104,11 +104,15 @@ class Cluster:
         return assignment
 
     def close(self, keep: bool = False) -> None:
+        """Stop everything. Controllers go quiet first, so the brokers' departures do not set off
+        a last round of elections while the cluster is being taken down."""
+        if self._observer is not None:
+            self._observer.close()
+        for broker in self.brokers.values():
+            broker.silence()
         for broker in self.brokers.values():
             if broker.alive:
                 broker.stop()
-        if self._observer is not None:
-            self._observer.close()
         if self._tools is not None:
             if not keep:
                 self._delete_chroot()

@@ -12,7 +12,6 @@ znodes Kafka's admin tools write, so the controller reacts exactly as it would t
 from __future__ import annotations
 
 import random
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -38,19 +37,21 @@ class FaultResult:
     record: Record | None = None
 
 
-def apply_fault(cluster: Cluster, op: str, args: dict[str, Any], source: str = "user") -> FaultResult:
+def apply_fault(cluster: Cluster, op: str, args: dict[str, Any], source: str = "user",
+                prechecked: bool = False) -> FaultResult:
     """Check and carry out ``op``; never raises for a fault that does not apply.
 
     Two checks, both before anything changes: the arguments against the shared vocabulary (the
-    same check a script gets), then whether the fault applies to the cluster as it is now."""
+    same check a script gets; ``prechecked`` when a loaded script's step already had it), then
+    whether the fault applies to the cluster as it is now."""
     raw = {k: v for k, v in args.items() if k != "op"}
-    checked = check_step({"op": op, **raw}, FAULT_VOCABULARY)
+    checked = check_step({"op": op, **raw}, FAULT_VOCABULARY) if not prechecked else None
     fault = FAULTS.get(op)
-    args = checked.args if checked.args is not None else raw
+    args = raw if checked is None or checked.args is None else checked.args
     subject = f"broker:{args['broker']}" if isinstance(args.get("broker"), int) else f"fault:{op}"
     with cluster.lock:
         try:
-            if checked.issues:
+            if checked is not None and checked.issues:
                 raise FaultRefused("; ".join(message for _, message in checked.issues))
             if fault is None:
                 raise FaultRefused(f"{op} is not available in this cluster")
@@ -223,7 +224,7 @@ def _zk_stop(cluster, args, record):
 
 
 def _zk_start(cluster, args, record):
-    threading.Thread(target=cluster.zk_control.start_server, args=(args["server"],), daemon=True).start()
+    cluster.zk_control.start_server(args["server"], timeout=30)  # returns once it serves again
 
 
 def _check_zk(cluster, args, want_running):

@@ -100,7 +100,7 @@ class ScriptRunner:
         elif step.op == "expect":
             return self._expect(step)
         elif step.op in FAULTS:
-            result = apply_fault(self.cluster, step.op, args, source="script")
+            result = apply_fault(self.cluster, step.op, args, source="script", prechecked=True)
             if not result.ok:
                 return self._fail(step, f"{step.op} was refused: {result.message}")
         else:

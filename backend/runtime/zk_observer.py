@@ -1,22 +1,31 @@
 """What ZooKeeper itself holds, as records: the browser's ZooKeeper view is drawn from these.
 
-A separate session (not any broker's) keeps a cache of the cluster's whole subtree and turns
-every change into a ``zk`` record — including the ones no controller made: an ephemeral znode
+A separate session (not any broker's) watches the cluster's whole subtree and turns every
+change into a ``zk`` record — including the ones no controller made: an ephemeral znode
 vanishing with its session, or an operator's ``zkCli.sh`` edit. A write the controller
-*attempted* and ZooKeeper refused is recorded by the writer instead (``backend.zk.client``).
+*attempted* and ZooKeeper refused is recorded by the writer instead (``backend.zk.fenced``).
+
+Watches only queue the path that changed; one thread re-reads it and compares with what it
+last saw. Re-reading rather than trusting the watch's event type matters: ``/controller`` is
+often deleted and re-created by another broker within milliseconds, between two looks — the
+different czxid then tells a deletion-and-creation from a change. (kazoo's TreeCache misses
+exactly that case, which is why we do not use it.)
 """
 
 from __future__ import annotations
 
 import json
+import queue
+import threading
 from typing import Callable
 
-from kazoo.client import KazooClient
-from kazoo.recipe.cache import TreeCache, TreeEvent
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import NoNodeError
+from kazoo.protocol.states import EventType
 
 from backend.core.records import Record, znode_subject
 
-_KIND = {TreeEvent.NODE_ADDED: "created", TreeEvent.NODE_UPDATED: "changed", TreeEvent.NODE_REMOVED: "deleted"}
+_STOP = object()
 
 
 def describe_data(data: bytes | None):
@@ -33,36 +42,87 @@ def describe_data(data: bytes | None):
 class ZkObserver:
     def __init__(self, client: KazooClient, emit: Callable[[list[Record]], object],
                  owner_of_session: Callable[[str], int | None]) -> None:
+        self._zk = client
         self._emit = emit
         self._owner_of_session = owner_of_session
-        self._cache = TreeCache(client, "/")
-        self._cache.listen(self._on_event)
+        self._known: dict[str, tuple[bytes, object]] = {}  # path -> (data, stat)
+        self._children: dict[str, set[str]] = {}
+        self._queue: queue.Queue = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="zk-observer", daemon=True)
 
     def start(self) -> None:
-        self._cache.start()
+        self._zk.add_listener(self._on_state)
+        self._queue.put("/")
+        self._thread.start()
 
     def close(self) -> None:
-        self._cache.close()
+        self._zk.remove_listener(self._on_state)
+        self._queue.put(_STOP)
+        self._thread.join(5)
 
-    def _on_event(self, event) -> None:
-        to_state = _KIND.get(event.event_type)
-        if to_state is None or event.event_data is None:
+    def _on_state(self, state) -> None:
+        if state == KazooState.CONNECTED:
+            self._queue.put("/")  # kazoo dropped every watch on the disconnect: look at everything
+
+    def _watch(self, event) -> None:
+        if event.type != EventType.NONE:
+            self._queue.put(event.path)
+
+    def _run(self) -> None:
+        while True:
+            path = self._queue.get()
+            if path is _STOP:
+                return
+            try:
+                self._refresh(path, recursive=path == "/")
+            except Exception:  # noqa: BLE001 - a lost connection is repaired by the resync on reconnect
+                continue
+
+    def _refresh(self, path: str, recursive: bool = False) -> None:
+        try:
+            data, stat = self._zk.get(path, watch=self._watch)
+            children = set(self._zk.get_children(path, watch=self._watch))
+        except NoNodeError:
+            self._forget(path)
             return
-        path, data, stat = event.event_data.path, event.event_data.data, event.event_data.stat
-        if path == "/":
-            return
-        owner = stat.ephemeralOwner if stat is not None else 0
+        before = self._known.get(path)
+        if before is not None and before[1].czxid != stat.czxid:
+            self._forget(path)  # deleted and created again between two looks
+            before = None
+        if path != "/":
+            if before is None:
+                self._record(path, "created", data, stat)
+            elif before[1].mzxid != stat.mzxid:
+                self._record(path, "changed", data, stat)
+        self._known[path] = (data, stat)
+        old_children = self._children.get(path, set())
+        self._children[path] = children
+        for gone in sorted(old_children - children):
+            self._forget(_join(path, gone))
+        for child in sorted(children if recursive else children - old_children):
+            self._refresh(_join(path, child), recursive)
+
+    def _forget(self, path: str) -> None:
+        for child in sorted(self._children.pop(path, set())):
+            self._forget(_join(path, child))
+        before = self._known.pop(path, None)
+        if before is not None and path != "/":
+            self._record(path, "deleted", before[0], before[1])
+
+    def _record(self, path: str, to_state: str, data: bytes, stat) -> None:
+        owner = stat.ephemeralOwner
         session = hex(owner) if owner else None
         broker = self._owner_of_session(session) if session else None
         note = f"{path} {to_state}"
         if session:
-            note += f" (ephemeral, owned by {'broker ' + str(broker) if broker is not None else 'session'} " \
-                    f"session {session})"
+            who = f"broker {broker}'s" if broker is not None else "a"
+            note += f" (ephemeral: it lives as long as {who} session {session})"
         self._emit([Record(
-            kind="zk", subject=znode_subject(path), to_state=to_state,
-            zk_version=stat.version if stat is not None else None,
-            zxid=(stat.czxid if to_state == "created" else stat.mzxid) if stat is not None else None,
-            broker_id=broker, note=note + ".",
-            detail={"path": path, "data": describe_data(data), "ephemeral_owner": session,
-                    "czxid": stat.czxid if stat is not None else None},
+            kind="zk", subject=znode_subject(path), to_state=to_state, zk_version=stat.version,
+            zxid=stat.czxid if to_state == "created" else stat.mzxid, broker_id=broker, note=note + ".",
+            detail={"path": path, "data": describe_data(data), "ephemeral_owner": session, "czxid": stat.czxid},
         )])
+
+
+def _join(parent: str, child: str) -> str:
+    return f"/{child}" if parent == "/" else f"{parent}/{child}"

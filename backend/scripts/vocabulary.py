@@ -163,7 +163,9 @@ PARTITION_EXPECTATION = Record((
     _f("isr", ListOf(BROKER, unique=True, label="a list of broker ids, in order"), "the in-sync replicas"),
     _f("leader_epoch", Int(0), "the leader epoch"),
     _f("state", Choice(tuple(PartitionState.__members__)), "the controller's PartitionState"),
-), label="a mapping with leader, isr, leader_epoch and/or state", min_fields=1)
+    _f("replicas", ListOf(BROKER, unique=True, label="a list of broker ids, in order"),
+       "the assigned replicas (during a reassignment: the full set, target first)"),
+), label="a mapping with leader, isr, leader_epoch, state and/or replicas", min_fields=1)
 
 _ZK_SERVER = Int(1, 3, label="a ZooKeeper server number (1 to 3)")
 

@@ -1,0 +1,115 @@
+"""The runtime's parts on their own: the event queue, the pausable cable, the record bus and the
+replay log."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from kazoo.client import KazooClient, KazooState
+
+from backend.core import events as ev
+from backend.core.records import Record, SessionHeader
+from backend.runtime.event_manager import ControllerEventManager
+from backend.runtime.network import BrokerNetwork
+from backend.runtime.record_bus import RecordBus
+from backend.runtime.replay import ReplayWriter, read_replay
+from tests.support import wait_until
+
+
+def test_clear_and_put_preempts_waiting_events_and_the_thread_survives_errors():
+    bus = RecordBus("s")
+    seen, release = [], threading.Event()
+
+    def process(queued):
+        seen.append(queued.event.name)
+        if queued.event.name == "BrokerChange":
+            release.wait(5)
+        if queued.event.name == "TopicChange":
+            raise RuntimeError("boom")
+
+    manager = ControllerEventManager(0, process, bus.emit)
+    manager.start()
+    manager.put(ev.BrokerChange())
+    wait_until(lambda: seen == ["BrokerChange"], 5, "BrokerChange to start")
+    manager.put(ev.TopicChange())
+    manager.put(ev.IsrChangeNotification())
+    manager.clear_and_put(ev.Expire())
+    assert [q.event.name for q in manager.pending()] == ["Expire"]
+    release.set()
+    manager.put(ev.TopicChange())
+    manager.put(ev.Reelect())
+    assert manager.wait_idle(5)
+    assert seen == ["BrokerChange", "Expire", "TopicChange", "Reelect"]
+    states = [(r.op, r.to_state) for r in bus.since(0)]
+    assert ("TopicChange", "preempted") in states and ("IsrChangeNotification", "preempted") in states
+    failed = [r for r in bus.since(0) if r.to_state == "failed"]
+    assert failed and "RuntimeError: boom" in failed[0].note
+    manager.close()
+
+
+def test_pausing_the_cable_expires_the_session_and_resuming_reconnects(zk_hosts, chroot):
+    network = BrokerNetwork(zk_hosts)
+    states = []
+    client = KazooClient(hosts=network.hosts + chroot, timeout=1.0)
+    client.add_listener(states.append)
+    client.start(timeout=10)
+    client.create("/eph", b"x", ephemeral=True)
+    observer = KazooClient(hosts=zk_hosts + chroot)
+    observer.start(timeout=10)
+    try:
+        network.pause()
+        wait_until(lambda: observer.exists("/eph") is None, 10, "the frozen client's session to expire")
+        assert client.state != KazooState.CONNECTED
+        network.resume()
+        wait_until(lambda: client.state == KazooState.CONNECTED, 15, "the client to reconnect")
+        assert KazooState.LOST in states  # it learns on waking that its session is gone
+    finally:
+        for c in (client, observer):
+            c.stop()
+            c.close()
+        network.close()
+
+
+def test_bus_stamps_dense_seq_and_late_subscribers_catch_up_without_gaps():
+    bus = RecordBus("s", clock=lambda: 12.5)
+    bus.emit([Record(kind="broker", subject="broker:1")] * 3, cause="crash_broker", cause_seq=0)
+    late = []
+    bus.subscribe(late.extend, replay_from=1)
+    bus.emit([Record(kind="broker", subject="broker:2")])
+    assert [r.seq for r in late] == [1, 2, 3]
+    assert late[0].session_id == "s" and late[0].ts_ms == 12500 and late[0].cause == "crash_broker"
+    found = bus.wait_for(lambda r: r.subject == "broker:2", after_seq=0, timeout=1)
+    assert found.seq == 3
+    assert bus.wait_for(lambda r: r.subject == "broker:9", after_seq=0, timeout=0.05) is None
+
+
+def _replay(tmp_path, n=3):
+    header = SessionHeader("s1", "sandbox", 0, "0.1.0", {"brokers": [0]})
+    writer = ReplayWriter(tmp_path, header)
+    writer([Record(kind="broker", subject="broker:0").stamped("s1", i, 0) for i in range(n)])
+    writer.close()
+    return writer.path
+
+
+def test_replay_log_round_trip(tmp_path):
+    replay = read_replay(_replay(tmp_path))
+    assert replay.problem is None and replay.header.session_id == "s1" and len(replay.records) == 3
+
+
+def test_a_torn_last_line_loses_only_that_record(tmp_path):
+    path = _replay(tmp_path)
+    text = path.read_text()
+    path.write_text(text[:-7])  # the app died while writing the last record
+    replay = read_replay(path)
+    assert len(replay.records) == 2 and "incomplete" in replay.problem and ":4:" in replay.problem
+
+
+def test_damage_in_the_middle_stops_the_replay_there_and_says_why(tmp_path):
+    path = _replay(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    lines[2] = json.dumps({"v": 1, "kind": "broker", "subject": "x", "session_id": "s1", "seq": "one",
+                           "ts_ms": 0}) + "\n"
+    path.write_text("".join(lines))
+    replay = read_replay(path)
+    assert len(replay.records) == 1 and ":3:" in replay.problem and "'seq' must be int" in replay.problem

@@ -1,0 +1,129 @@
+"""Faults on a live cluster: each really happens, and one that does not apply is refused with
+a reason — a record and an answer — without touching the cluster."""
+
+from __future__ import annotations
+
+
+from backend.runtime.faults import apply_fault
+from backend.zk import paths
+from tests.support import wait_until
+
+
+def leader_of(cluster, name):
+    return cluster.view()["partitions"].get(name, {}).get("leader")
+
+
+def test_refusals_name_the_reason_and_change_nothing(start_cluster):
+    cluster, recorder = start_cluster(brokers=(0, 1))
+    before = cluster.view()
+    cases = {
+        ("crash_broker", 7): "there is no broker 7; this cluster has brokers [0, 1]",
+        ("start_broker", 1): "broker 1 is running, so it cannot be started",
+        ("resume_broker", 1): "broker 1 is not paused",
+    }
+    for (op, broker), reason in cases.items():
+        result = apply_fault(cluster, op, {"broker": broker})
+        assert not result.ok and reason in result.message, result.message
+        assert result.record.outcome == "refused" and reason in result.record.note
+    for op, args, reason in [
+        ("delete_topic", {"topic": "nope"}, "topic 'nope' does not exist"),
+        ("crash_broker", {"broker": "one"}, "broker"),
+        ("crash_broker", {}, "broker"),
+        ("launch_missiles", {}, "unknown op 'launch_missiles'"),
+        ("set_config", {"name": "min.insync.replica", "value": 2}, "min.insync.replica"),
+        ("reassign_partitions", {"partitions": {"t-0": [9]}}, "topic 't' does not exist"),
+    ]:
+        result = apply_fault(cluster, op, args)
+        assert not result.ok and reason in result.message, (op, result.message)
+    assert cluster.view() == before
+    assert len(recorder.of("fault", outcome="refused")) == 9
+
+
+def test_crash_then_restart_rejoins_the_isr(start_cluster):
+    cluster, recorder = start_cluster(topics={"t": {"assignment": {0: [0, 1, 2]}}},
+                                      config={"kclab.replica.catchup.ms": 300})
+    assert apply_fault(cluster, "crash_broker", {"broker": 2}).ok
+    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0, 1], 10, "broker 2 to leave the ISR")
+    assert apply_fault(cluster, "start_broker", {"broker": 2}).ok
+    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0, 1, 2], 15, "broker 2 to rejoin the ISR")
+    expanded = recorder.of("isr", to_state="expanded")
+    assert expanded and expanded[-1].broker_id == 0 and expanded[-1].detail["written_by"] == "leader"
+    assert expanded[-1].leader_epoch == cluster.view()["partitions"]["t-0"]["leader_epoch"]  # no bump
+
+
+def test_expire_session_removes_the_znode_and_the_broker_registers_again(start_cluster, zk_client):
+    cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [1, 0]}}})
+    _, first = zk_client.get(paths.broker_path(1))
+    assert apply_fault(cluster, "expire_session", {"broker": 1}).ok
+    registered = wait_until(lambda: len(recorder.of("broker", broker_id=1, to_state="registered")) == 2, 10,
+                            "broker 1 to register again with a new session")
+    assert registered
+    _, second = zk_client.get(paths.broker_path(1))
+    assert second.czxid > first.czxid and second.ephemeralOwner != first.ephemeralOwner
+    assert recorder.of("broker", broker_id=1, to_state="session_lost")
+
+
+def test_paused_broker_loses_its_znode_after_the_session_timeout_and_comes_back(start_cluster, zk_client):
+    cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}},
+                                      config={"zookeeper.session.timeout.ms": 1500})
+    assert apply_fault(cluster, "pause_broker", {"broker": 1}).ok
+    assert zk_client.exists(paths.broker_path(1)) is not None  # a frozen process still has its session
+    wait_until(lambda: zk_client.exists(paths.broker_path(1)) is None, 10, "the session of broker 1 to expire")
+    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0], 10, "the controller to shrink the ISR")
+    assert apply_fault(cluster, "resume_broker", {"broker": 1}).ok
+    wait_until(lambda: zk_client.exists(paths.broker_path(1)) is not None, 10, "broker 1 to register again")
+
+
+def test_stalled_follower_is_dropped_by_its_leader_and_taken_back(start_cluster):
+    cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}},
+                                      config={"replica.lag.time.max.ms": 800, "kclab.replica.catchup.ms": 200})
+    assert apply_fault(cluster, "stall_follower", {"broker": 1, "topic": "t"}).ok
+    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0], 10, "leader 0 to drop stalled 1")
+    shrink = recorder.of("isr", to_state="shrunk")[-1]
+    assert shrink.broker_id == 0 and "replica.lag.time.max.ms" in shrink.note
+    assert cluster.view()["brokers"][1] == "alive"  # alive in ZooKeeper, out of the ISR
+    assert apply_fault(cluster, "resume_follower", {"broker": 1, "topic": "t"}).ok
+    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0, 1], 10, "1 to rejoin")
+
+
+def test_topic_deletion_removes_every_znode(start_cluster, zk_client):
+    cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"partitions": 2, "replication_factor": 2}})
+    assert apply_fault(cluster, "delete_topic", {"topic": "t"}).ok
+    gone = (paths.topic_path("t"), paths.topic_config_path("t"), paths.delete_topic_path("t"))
+    wait_until(lambda: all(zk_client.exists(p) is None for p in gone), 10, "the topic's znodes to go")
+    assert any(r.to_state == "ReplicaDeletionSuccessful" for r in recorder.of("replica"))
+
+
+def test_topic_level_unclean_election(start_cluster):
+    cluster, _ = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}})
+    apply_fault(cluster, "crash_broker", {"broker": 1})
+    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0], 10, "1 out of the ISR")
+    apply_fault(cluster, "crash_broker", {"broker": 0})
+    apply_fault(cluster, "start_broker", {"broker": 1})
+    wait_until(lambda: cluster.view()["partitions"]["t-0"].get("state") == "OfflinePartition", 10, "t-0 offline")
+    result = apply_fault(cluster, "set_config", {"name": "unclean.leader.election.enable", "value": True,
+                                                 "topic": "t"})
+    assert result.ok, result.message
+    wait_until(lambda: leader_of(cluster, "t-0") == 1, 10, "an unclean election of 1")
+    config = cluster.admin.get_topic_config("t")
+    assert config == {"unclean.leader.election.enable": "true"}
+
+
+def test_delete_controller_znode_refused_when_there_is_none(start_cluster):
+    cluster, _ = start_cluster(brokers=(0,))
+    apply_fault(cluster, "crash_broker", {"broker": 0})
+    result = apply_fault(cluster, "delete_controller_znode", {})
+    assert not result.ok and "/controller does not exist" in result.message
+
+
+def test_records_are_dense_and_consequences_point_to_their_event(start_cluster):
+    cluster, recorder = start_cluster(topics={"t": {"assignment": {0: [1, 2, 0]}}})
+    apply_fault(cluster, "crash_broker", {"broker": 1})
+    wait_until(lambda: leader_of(cluster, "t-0") == 2, 10, "a new leader")
+    assert cluster.wait_stable(10)
+    seqs = [r.seq for r in recorder.records]
+    assert seqs == list(range(len(seqs)))
+    election = recorder.of("election", topic="t", partition=0)[-1]
+    assert election.cause == "BrokerChange"
+    event = next(r for r in recorder.records if r.seq == election.cause_seq)
+    assert event.kind == "controller_event" and event.op == "BrokerChange" and event.to_state == "queued"
