@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-COMMAND_MODULES = ("web.commands.zk", "web.commands.run")
+COMMAND_MODULES = ("web.commands.zk", "web.commands.run", "web.commands.serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -189,7 +189,8 @@ class SimulatedBroker:
         if during is not None:
             self.pause_during = during
             self._emit("pause_armed", f"Broker {self.id} will freeze in the middle of its next {during}, right after "
-                                      f"its first ZooKeeper write — as a long GC pause would.")
+                                      f"its first ZooKeeper write — as a long GC pause would.",
+                       detail={"during": during})
             return
         self._freeze(f"Broker {self.id} froze (as in a long GC pause): no heart-beats, no work. ZooKeeper will expire "
                      f"its session after {self.config['zookeeper.session.timeout.ms']} ms.")

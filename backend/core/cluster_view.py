@@ -1,0 +1,208 @@
+"""What the page shows, folded from records: the one definition of the browser's view state.
+
+The browser folds the record stream with ``static/js/model.js``; the server folds the same
+records with this module to hand a joining page a *snapshot* (the state at some ``seq``),
+after which the page folds only the records that follow. Both folds are tested against each
+other on real replay logs, so they cannot drift. Everything here is plain JSON (dict keys are
+strings) and the fold is deterministic: the same records always give the same view.
+
+What ZooKeeper holds (``zk`` records from the observer) is the truth for znodes, for the
+controller and epoch, and for each partition's leader and ISR; the controller's records add
+what exists only in its memory — partition and replica states, its event queue — and why.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Iterable
+
+REQUESTS_KEPT = 60
+_STATE_PATH = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
+_TOPIC_PATH = re.compile(r"^/brokers/topics/([^/]+)$")
+_BROKER_PATH = re.compile(r"^/brokers/ids/(\d+)$")
+_BROKER_STATES = {"started": "alive", "registered": "alive", "resumed": "alive", "crashed": "crashed",
+                  "paused": "paused", "shutting_down": "shutting_down", "stopped": "stopped"}
+
+
+def empty_view() -> dict[str, Any]:
+    return {"seq": -1, "controller": None, "controller_epoch": None, "brokers": {}, "znodes": {},
+            "partitions": {}, "replicas": {}, "events": {}, "requests": {}, "last_fault": None}
+
+
+def fold(records: Iterable[dict], view: dict | None = None) -> dict[str, Any]:
+    """Apply ``records`` (dicts, as on the wire) in order to a copy of ``view``."""
+    view = copy.deepcopy(view) if view is not None else empty_view()
+    for record in records:
+        apply(view, record)
+    return view
+
+
+def apply(view: dict, r: dict) -> None:
+    """Apply one record to ``view`` in place (records must come in ``seq`` order)."""
+    if r["seq"] <= view["seq"]:
+        return  # already folded: a reconnecting page may see a record twice
+    view["seq"] = r["seq"]
+    handler = _HANDLERS.get(r["kind"])
+    if handler is not None:
+        handler(view, r)
+
+
+# -- ZooKeeper: the truth ----------------------------------------------------------------------------
+def _zk(view: dict, r: dict) -> None:
+    detail = r.get("detail") or {}
+    path = detail.get("path") or r["subject"][len("znode:"):]
+    if r.get("to_state") == "write_refused":
+        if path in view["znodes"]:
+            view["znodes"][path]["refused_seq"] = r["seq"]
+        return
+    if r.get("to_state") == "deleted":
+        view["znodes"].pop(path, None)
+    else:
+        view["znodes"][path] = {"data": detail.get("data"), "version": r.get("zk_version"),
+                                "ephemeral_owner": detail.get("ephemeral_owner"), "owner_broker": r.get("broker_id"),
+                                "czxid": detail.get("czxid"), "zxid": r.get("zxid"), "changed_seq": r["seq"]}
+    data = detail.get("data") if r.get("to_state") != "deleted" else None
+    if path == "/controller":
+        view["controller"] = None if data is None else {"id": data.get("brokerid"), "epoch": view["controller_epoch"]}
+    elif path == "/controller_epoch" and data is not None:
+        view["controller_epoch"] = data
+        if view["controller"] is not None:
+            view["controller"]["epoch"] = data
+    elif _STATE_PATH.match(path) and isinstance(data, dict):
+        topic, partition = _STATE_PATH.match(path).groups()
+        _partition(view, topic, int(partition)).update(
+            leader=data.get("leader"), isr=data.get("isr"), leader_epoch=data.get("leader_epoch"),
+            controller_epoch=data.get("controller_epoch"), zk_version=r.get("zk_version"), changed_seq=r["seq"])
+    elif _TOPIC_PATH.match(path):
+        topic = _TOPIC_PATH.match(path).group(1)
+        if data is None:
+            for key in [k for k, p in view["partitions"].items() if p["topic"] == topic]:
+                del view["partitions"][key]
+        elif isinstance(data, dict):
+            adding, removing = data.get("adding_replicas") or {}, data.get("removing_replicas") or {}
+            for p, replicas in (data.get("partitions") or {}).items():
+                _partition(view, topic, int(p)).update(replicas=replicas, adding=adding.get(p, []),
+                                                       removing=removing.get(p, []))
+    elif _BROKER_PATH.match(path):
+        broker = _broker(view, int(_BROKER_PATH.match(path).group(1)))
+        broker["registered"] = data is not None
+        if data is not None:
+            broker["broker_epoch"] = detail.get("czxid")
+
+
+# -- what the controller and brokers report ---------------------------------------------------------------
+def _controller(view: dict, r: dict) -> None:
+    to_state, broker = r.get("to_state"), r.get("broker_id")
+    if to_state == "elected":
+        view["controller"] = {"id": broker, "epoch": r.get("controller_epoch")}
+        view["controller_epoch"] = r.get("controller_epoch")
+    elif to_state == "resigned" and view["controller"] and view["controller"]["id"] == broker:
+        view["controller"]["resigned"] = True
+
+
+def _partition_record(view: dict, r: dict) -> None:
+    if r.get("outcome") not in (None, "ok") or r.get("topic") is None:
+        return
+    partition = _partition(view, r["topic"], r["partition"])
+    partition["state"] = r.get("to_state")
+    if r.get("to_state") == "NonExistentPartition":
+        view["partitions"].pop(f"{r['topic']}-{r['partition']}", None)
+        return
+    _leader_fields(partition, r)
+    if r.get("note"):
+        partition["why"] = r["note"]
+
+
+def _election_or_isr(view: dict, r: dict) -> None:
+    if r.get("outcome") != "ok" or r.get("topic") is None:
+        return
+    partition = _partition(view, r["topic"], r["partition"])
+    if r.get("leader") is not None:
+        _leader_fields(partition, r)
+    partition["why"] = r.get("note")
+
+
+def _replica(view: dict, r: dict) -> None:
+    if r.get("outcome") != "ok":
+        return
+    key = f"{r['topic']}-{r['partition']}/{r['broker_id']}"
+    if r.get("to_state") == "NonExistentReplica":
+        view["replicas"].pop(key, None)
+    else:
+        view["replicas"][key] = {"state": r.get("to_state"), "broker": r["broker_id"], "topic": r["topic"],
+                                 "partition": r["partition"]}
+
+
+def _broker_record(view: dict, r: dict) -> None:
+    broker = _broker(view, r["broker_id"])
+    to_state, detail = r.get("to_state"), r.get("detail") or {}
+    if to_state == "pause_armed":
+        broker["pause_armed"] = detail.get("during")
+    elif to_state in _BROKER_STATES:
+        broker["state"] = _BROKER_STATES[to_state]
+        if to_state in ("paused", "crashed", "stopped"):
+            broker["pause_armed"] = None
+    if to_state == "registered":
+        broker.update(broker_epoch=detail.get("broker_epoch"), session=detail.get("session_id"))
+    if to_state in ("session_lost", "session_expired"):
+        broker["session_expired_seq"] = r["seq"]
+
+
+def _controller_event(view: dict, r: dict) -> None:
+    events = view["events"].setdefault(str(r["broker_id"]), {"state": "Idle", "current": None, "queue": []})
+    event_id, name = int(r["subject"].rsplit("#", 1)[1]), r.get("op")
+    to_state = r.get("to_state")
+    events["queue"] = [e for e in events["queue"] if e["id"] != event_id]
+    if to_state == "queued":
+        events["queue"].append({"id": event_id, "name": name})
+    elif to_state == "processing":
+        events["current"] = {"id": event_id, "name": name}
+        events["state"] = (r.get("detail") or {}).get("controller_state", name)
+    elif to_state in ("processed", "failed") and events["current"] and events["current"]["id"] == event_id:
+        events["current"], events["state"] = None, "Idle"
+
+
+def _request(view: dict, r: dict) -> None:
+    key = r["subject"][len("request:"):]
+    request = view["requests"].setdefault(key, {"name": r.get("op"), "from": r.get("controller_id"),
+                                                "epoch": r.get("controller_epoch"), "to": r.get("broker_id"),
+                                                "sent_seq": r["seq"]})
+    request.update(state=r.get("to_state"), outcome=r.get("outcome"), seq=r["seq"])
+    if len(view["requests"]) > REQUESTS_KEPT:
+        oldest = min(view["requests"], key=lambda k: view["requests"][k]["seq"])
+        del view["requests"][oldest]
+
+
+def _fault(view: dict, r: dict) -> None:
+    view["last_fault"] = {"op": r.get("op"), "outcome": r.get("outcome"), "note": r.get("note"), "seq": r["seq"]}
+
+
+# -- helpers -------------------------------------------------------------------------------------------------
+def _partition(view: dict, topic: str, partition: int) -> dict:
+    return view["partitions"].setdefault(f"{topic}-{partition}", {
+        "topic": topic, "partition": partition, "replicas": [], "adding": [], "removing": [], "leader": None,
+        "isr": [], "leader_epoch": None, "controller_epoch": None, "zk_version": None, "state": None,
+        "why": None, "changed_seq": None})
+
+
+def _broker(view: dict, broker_id: int) -> dict:
+    return view["brokers"].setdefault(str(broker_id), {
+        "id": broker_id, "state": "stopped", "registered": False, "broker_epoch": None, "session": None,
+        "pause_armed": None, "session_expired_seq": None})
+
+
+def _leader_fields(partition: dict, r: dict) -> None:
+    for field in ("leader", "isr", "leader_epoch", "zk_version"):
+        if r.get(field) is not None:
+            partition[field] = r[field]
+    if r.get("controller_epoch") is not None and r.get("kind") != "isr":
+        partition["controller_epoch"] = r["controller_epoch"]
+    replicas = (r.get("detail") or {}).get("replicas")
+    if replicas:
+        partition["replicas"] = replicas
+
+
+_HANDLERS = {"zk": _zk, "controller": _controller, "partition": _partition_record, "election": _election_or_isr,
+             "isr": _election_or_isr, "replica": _replica, "broker": _broker_record,
+             "controller_event": _controller_event, "request": _request, "fault": _fault}

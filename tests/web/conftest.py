@@ -1,0 +1,30 @@
+"""An app instance per test module (each with its own Socket.IO server and sandboxes), on the
+session's real ZooKeeper, with replay logs in a temporary directory."""
+
+from __future__ import annotations
+
+import pytest
+
+from web.app import create_app
+
+
+@pytest.fixture(scope="module")
+def app(zk_hosts, tmp_path_factory):
+    app = create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path_factory.mktemp("data")),
+                      "TESTING": True, "MAX_SANDBOXES": 6})
+    yield app
+    app.extensions["kclab"].broadcaster.stop()
+    app.extensions["kclab"].sandboxes.close_all()
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture(scope="module")
+def sandbox(client):
+    """One sandbox shared by the module's read-mostly tests: {id, token}."""
+    response = client.post("/api/sandboxes", json={})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()

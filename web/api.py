@@ -1,0 +1,95 @@
+"""The HTTP JSON API: everything the page can do, for scripts and other tools.
+
+Described by the OpenAPI document at ``/api/openapi.json``. The handlers only translate HTTP to
+calls of ``web.service`` (which the socket handlers call too) and errors to status codes.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from web import service
+from web.openapi import openapi_document
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+def manager():
+    return current_app.extensions["kclab"].sandboxes
+
+
+def token() -> str | None:
+    return request.headers.get("X-Sandbox-Token")
+
+
+def body():
+    """The JSON body, or a 400 that says what is wrong with it."""
+    if not request.data:
+        return None
+    data = request.get_json(silent=True)
+    if data is None:
+        raise service.ApiError(400, "the body is not valid JSON (send Content-Type: application/json)")
+    return data
+
+
+@bp.errorhandler(service.ApiError)
+def api_error(error: service.ApiError):
+    return jsonify(error.body()), error.status
+
+
+def register_error_handlers(app) -> None:
+    """API errors are JSON with a reason — also those raised before any API view runs (an
+    unknown /api/ path, a body over the size limit)."""
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        if not request.path.startswith("/api/"):
+            return error
+        reasons = {413: f"the request is too large (at most {current_app.config['MAX_CONTENT_LENGTH']} bytes)",
+                   404: "no such API endpoint", 405: "this method is not allowed here"}
+        return jsonify({"ok": False, "error": reasons.get(error.code, error.description)}), error.code
+
+
+@bp.post("/sandboxes")
+def create_sandbox():
+    sandbox = service.create_sandbox(manager(), body())
+    return jsonify({"id": sandbox.id, "token": sandbox.token, **sandbox.describe()}), 201
+
+
+@bp.get("/sandboxes/<sandbox_id>")
+def describe_sandbox(sandbox_id):
+    return jsonify(service.sandbox_for(manager(), sandbox_id, token()).describe())
+
+
+@bp.delete("/sandboxes/<sandbox_id>")
+def delete_sandbox(sandbox_id):
+    service.sandbox_for(manager(), sandbox_id, token())
+    manager().close(sandbox_id)
+    return "", 204
+
+
+@bp.post("/sandboxes/<sandbox_id>/faults")
+def apply_fault(sandbox_id):
+    return jsonify(service.apply(manager(), sandbox_id, token(), body()))
+
+
+@bp.get("/sandboxes/<sandbox_id>/snapshot")
+def snapshot(sandbox_id):
+    return jsonify(service.sandbox_for(manager(), sandbox_id, token()).snapshot())
+
+
+@bp.get("/sandboxes/<sandbox_id>/records")
+def records(sandbox_id):
+    return jsonify(service.records_since(manager(), sandbox_id, token(), request.args.get("since"),
+                                         request.args.get("limit")))
+
+
+@bp.get("/vocabulary")
+def vocabulary():
+    return jsonify(service.vocabulary())
+
+
+@bp.get("/openapi.json")
+def openapi():
+    return jsonify(openapi_document())

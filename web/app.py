@@ -1,0 +1,62 @@
+"""The Flask application factory (Flask's tutorial pattern: ``create_app(test_config=None)``).
+
+``kclab serve`` starts ZooKeeper (unless ``--zk`` names one) and passes its connect string
+here; tests build as many independent app instances as they need, each with its own
+Socket.IO server and sandboxes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from flask_socketio import SocketIO
+
+from backend.runtime.replay import default_data_dir
+from web import api, pages, sockets
+from web.broadcast import Broadcaster
+from web.sandboxes import SandboxManager
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Kclab:
+    """This app's state: its sandboxes, its Socket.IO server, who watches what."""
+
+    sandboxes: SandboxManager
+    socketio: SocketIO
+    broadcaster: Broadcaster
+    watching: dict[str, set[str]] = field(default_factory=dict)
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    app = Flask(__name__, static_folder=str(ROOT / "static"), static_url_path="/static")
+    app.config.from_mapping(
+        ZK_HOSTS=None,                     # required: "host:port[,...]" without chroot
+        ZK_CONTROL=None,                   # our own launcher's server/ensemble, for quorum faults
+        DATA_DIR=str(default_data_dir()),
+        SANDBOX_IDLE_SECONDS=1800,
+        MAX_SANDBOXES=40,
+        MAX_CONTENT_LENGTH=64 * 1024,
+        START_BROADCASTER=True,
+    )
+    if test_config:
+        app.config.update(test_config)
+    if not app.config["ZK_HOSTS"]:
+        raise RuntimeError("create_app needs ZK_HOSTS (kclab serve starts an embedded ZooKeeper by default)")
+    socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=app.config["MAX_CONTENT_LENGTH"])
+    manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",
+                             idle_seconds=app.config["SANDBOX_IDLE_SECONDS"],
+                             max_sandboxes=app.config["MAX_SANDBOXES"], zk_control=app.config["ZK_CONTROL"])
+    state = Kclab(manager, socketio, Broadcaster(socketio, manager))
+    app.extensions["kclab"] = state
+    app.register_blueprint(api.bp)
+    api.register_error_handlers(app)
+    app.register_blueprint(pages.bp)
+    sockets.register(socketio)
+    if app.config["START_BROADCASTER"]:
+        state.broadcaster.start()
+    return app

@@ -1,0 +1,57 @@
+"""``kclab serve``: the web app, on an embedded ZooKeeper unless ``--zk`` names an ensemble.
+
+By default it runs under gunicorn (one worker — the sandboxes live in its memory — with many
+threads), which is what a class of thirty needs; ``--dev`` uses Werkzeug's development server
+instead. It prints the URL once the app answers.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("serve", help="run the web app (and an embedded ZooKeeper)",
+                                   description="Run Kafka Controller Lab's web app.")
+    parser.add_argument("--zk", metavar="HOST:PORT[,...]", help="use this ZooKeeper ensemble instead of an embedded one")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; "
+                                                             "0.0.0.0 for a classroom)")
+    parser.add_argument("--port", type=int, default=5000, help="port (default 5000)")
+    parser.add_argument("--threads", type=int, default=200, help="gunicorn worker threads (default 200)")
+    parser.add_argument("--data-dir", metavar="DIR", help="replay logs and uploads (default ./var)")
+    parser.add_argument("--dev", action="store_true", help="Werkzeug's development server instead of gunicorn")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import logging
+    import os
+
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
+    if args.data_dir:
+        os.environ["KCLAB_DATA_DIR"] = args.data_dir
+    if args.zk:
+        return _serve(args, args.zk, None)
+    from backend.runtime.zk_server import ZooKeeperServer
+    print("starting an embedded ZooKeeper ...", file=sys.stderr, flush=True)
+    with ZooKeeperServer(force_sync=False) as zk:
+        return _serve(args, zk.hosts, zk)
+
+
+def _serve(args, hosts: str, zk_control) -> int:
+    config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control}
+    url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
+    banner = (f"Kafka Controller Lab is serving at {url}\n"
+              f"ZooKeeper: {hosts} (each sandbox under /kclab/<session-id>)\nStop with Ctrl-C.")
+    if args.dev:
+        from web.app import create_app
+        app = create_app(config)
+        print(banner, flush=True)
+        try:
+            app.extensions["kclab"].socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True,
+                                                 log_output=False)
+        finally:
+            app.extensions["kclab"].sandboxes.close_all()
+        return 0
+    from web.gunicorn_app import serve
+    return serve(config, args.host, args.port, args.threads, banner)

@@ -1,0 +1,42 @@
+"""Run the app under gunicorn from inside ``kclab serve`` (so the embedded ZooKeeper stays our
+child): one worker process, because every sandbox lives in that worker's memory, and many
+threads, because each open websocket holds one (Flask-SocketIO's threading mode)."""
+
+from __future__ import annotations
+
+from gunicorn.app.base import BaseApplication
+
+
+class _Application(BaseApplication):
+    def __init__(self, config: dict, options: dict, banner: str) -> None:
+        self._config, self._options, self._banner = config, options, banner
+        self._app = None
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self._options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        from web.app import create_app
+        app = create_app(self._config)
+        self._app = app
+        print(self._banner, flush=True)
+        return app
+
+    def close_sandboxes(self, *_) -> None:
+        """On the way out, stop every cluster so no chroot is left behind in ZooKeeper."""
+        app = getattr(self, "_app", None)
+        if app is not None:
+            app.extensions["kclab"].sandboxes.close_all()
+
+
+def serve(config: dict, host: str, port: int, threads: int, banner: str) -> int:
+    options = {"bind": f"{host}:{port}", "workers": 1, "worker_class": "gthread", "threads": threads,
+               "timeout": 0, "graceful_timeout": 5, "accesslog": None, "loglevel": "warning"}
+    application = _Application(config, options, banner)
+    application.cfg.set("worker_exit", lambda server, worker: application.close_sandboxes())
+    application.run()
+    return 0
+    _Application(config, options, banner).run()
+    return 0

@@ -1,0 +1,117 @@
+"""What a user can do to a sandbox, once: the HTTP API and the socket handlers both call these,
+so a click and a ``curl`` get the same checks, the same answers and the same records.
+
+Every refusal is an :class:`ApiError` with an HTTP status and a sentence a student can act on:
+400 the request itself is malformed, 403 the sandbox is someone else's, 404 no such sandbox,
+409 the fault does not apply to the cluster as it is now, 503 the server is full.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from backend.runtime.faults import apply_fault
+from backend.scripts.cluster_spec import ClusterSpec, check_cluster
+from backend.scripts.schema import op_schema
+from backend.scripts.types import NO_DEFAULT
+from backend.scripts.vocabulary import FAULT_VOCABULARY, SCRIPT_VOCABULARY, check_step
+from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
+
+DEFAULT_CLUSTER = {"brokers": [0, 1, 2], "topics": {"t": {"partitions": 3, "replication_factor": 3}}}
+MAX_RECORDS_PER_PAGE = 5000
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.message, self.extra = status, message, extra
+
+    def body(self) -> dict[str, Any]:
+        return {"ok": False, "error": self.message, **self.extra}
+
+
+def parse_cluster(body: Any) -> ClusterSpec:
+    """A sandbox's cluster, written like a script's ``cluster:`` section (same checks)."""
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        raise ApiError(400, "the request body must be a JSON object like {\"cluster\": {\"brokers\": [0, 1, 2]}}")
+    unknown = sorted(set(body) - {"cluster"})
+    if unknown:
+        raise ApiError(400, f"unknown field(s) {', '.join(unknown)}; the body may only hold 'cluster'")
+    cluster = {**DEFAULT_CLUSTER, **(body.get("cluster") or {})}
+    if not isinstance(body.get("cluster", {}), dict):
+        raise ApiError(400, "cluster must be an object like {\"brokers\": [0, 1, 2]}")
+    if "brokers" in (body.get("cluster") or {}) and "topics" not in body["cluster"]:
+        cluster["topics"] = {}
+    spec, _, issues = check_cluster(cluster)
+    if issues or spec is None:
+        raise ApiError(400, "; ".join(message for _, message in issues))
+    if spec.zookeeper_servers != 1:
+        raise ApiError(400, "a sandbox runs on the app's ZooKeeper; zookeeper.servers cannot be set here")
+    return spec
+
+
+def create_sandbox(manager: SandboxManager, body: Any, mode: str = "sandbox", **header: Any) -> Sandbox:
+    spec = parse_cluster(body)
+    try:
+        return manager.create(spec, mode=mode, **header)
+    except SandboxLimit as exc:
+        raise ApiError(503, str(exc)) from None
+
+
+def sandbox_for(manager: SandboxManager, sandbox_id: Any, token: Any) -> Sandbox:
+    sandbox = manager.get(sandbox_id) if isinstance(sandbox_id, str) else None
+    if sandbox is None:
+        raise ApiError(404, f"there is no sandbox {sandbox_id!r} (it may have been reclaimed after being idle)")
+    if not isinstance(token, str) or not hmac.compare_digest(token, sandbox.token):
+        raise ApiError(403, "this sandbox belongs to someone else: the token is missing or wrong")
+    sandbox.touch()
+    return sandbox
+
+
+def apply(manager: SandboxManager, sandbox_id: Any, token: Any, body: Any, source: str = "user") -> dict[str, Any]:
+    sandbox = sandbox_for(manager, sandbox_id, token)
+    if not isinstance(body, dict):
+        raise ApiError(400, "a fault must be a JSON object like {\"op\": \"crash_broker\", \"broker\": 1}")
+    op = body.get("op")
+    if isinstance(op, str) and op in SCRIPT_VOCABULARY and op not in FAULT_VOCABULARY:
+        raise ApiError(400, f"{op} is a script step, not something to do to a cluster")
+    checked = check_step(body, FAULT_VOCABULARY)
+    if checked.issues:
+        raise ApiError(400, "; ".join(message for _, message in checked.issues))
+    result = apply_fault(sandbox.cluster, op, checked.args, source=source, prechecked=True)
+    seq = result.record.seq if result.record else None
+    if not result.ok:
+        raise ApiError(409, result.message, seq=seq)
+    return {"ok": True, "message": result.message, "seq": seq}
+
+
+def records_since(manager: SandboxManager, sandbox_id: Any, token: Any, since: Any, limit: Any = None) -> dict:
+    sandbox = sandbox_for(manager, sandbox_id, token)
+    since, limit = _int(since, "since", 0), _int(limit, "limit", MAX_RECORDS_PER_PAGE)
+    records = [r.to_dict() for r in sandbox.bus.since(since)[:min(limit, MAX_RECORDS_PER_PAGE)]]
+    return {"records": records, "next": records[-1]["seq"] + 1 if records else max(since, sandbox.bus.next_seq)}
+
+
+def vocabulary() -> dict[str, Any]:
+    """Every op with its fields, for the page's palette and for API clients."""
+    return {"ops": [{"name": op.name, "doc": op.doc, "kind": op.kind, "schema": op_schema(op),
+                     "fields": [{"name": f.name, "type": f.type.label, "doc": f.doc, "required": f.required,
+                                 "default": None if f.default is NO_DEFAULT else f.default}
+                                for f in op.fields]}
+                    for op in SCRIPT_VOCABULARY.values()]}
+
+
+def _int(value: Any, name: str, default: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ApiError(400, f"{name} must be a whole number, got {value!r}") from None
+    if number < 0:
+        raise ApiError(400, f"{name} must not be negative, got {number}")
+    return number
+

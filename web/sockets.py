@@ -1,0 +1,87 @@
+"""Socket.IO handlers: join a sandbox's room (snapshot first, then every record after it) and
+act on it. They call ``web.service`` exactly as the HTTP API does; an error comes back in the
+acknowledgement as ``{"ok": false, "error": ...}`` and never kills the connection."""
+
+from __future__ import annotations
+
+from flask import current_app, request
+from flask_socketio import SocketIO, emit, join_room, leave_room
+
+from web import service
+from web.broadcast import room
+
+
+def _state():
+    return current_app.extensions["kclab"]
+
+
+def _manager():
+    return _state().sandboxes
+
+
+def _guard(handler):
+    def wrapped(data=None):
+        try:
+            return handler(data if isinstance(data, dict) else {})
+        except service.ApiError as error:
+            return {**error.body(), "status": error.status}
+    wrapped.__name__ = handler.__name__
+    return wrapped
+
+
+def on_join(data):
+    """Join first, snapshot second, catch-up third: a record emitted at any moment is then either
+    in the snapshot, or in the catch-up, or in a later batch (perhaps twice: pages dedupe by seq)."""
+    sandbox = service.sandbox_for(_manager(), data.get("sandbox"), data.get("token"))
+    join_room(room(sandbox.id))
+    watching = _state().watching.setdefault(request.sid, set())
+    if sandbox.id not in watching:
+        watching.add(sandbox.id)
+        sandbox.watchers += 1
+    snapshot = sandbox.snapshot()
+    catch_up = [r.to_dict() for r in sandbox.bus.since(snapshot["seq"] + 1)]
+    if catch_up:
+        emit("records", {"sandbox": sandbox.id, "records": catch_up})
+    return {"ok": True, "snapshot": snapshot, "sandbox": sandbox.describe()}
+
+
+def on_leave(data):
+    sandbox = service.sandbox_for(_manager(), data.get("sandbox"), data.get("token"))
+    leave_room(room(sandbox.id))
+    _forget(request.sid, sandbox.id)
+    return {"ok": True}
+
+
+def on_fault(data):
+    body = {k: v for k, v in data.items() if k not in ("sandbox", "token")}
+    return service.apply(_manager(), data.get("sandbox"), data.get("token"), body)
+
+
+def on_records_since(data):
+    return {"ok": True, **service.records_since(_manager(), data.get("sandbox"), data.get("token"),
+                                                data.get("since"), data.get("limit"))}
+
+
+def on_disconnect(*_):
+    watching = _state().watching
+    for sandbox_id in list(watching.get(request.sid, ())):
+        _forget(request.sid, sandbox_id)
+    watching.pop(request.sid, None)
+
+
+def _forget(sid: str, sandbox_id: str) -> None:
+    watching = _state().watching
+    if sandbox_id in watching.get(sid, set()):
+        watching[sid].discard(sandbox_id)
+        sandbox = _manager().get(sandbox_id)
+        if sandbox is not None:
+            sandbox.watchers = max(0, sandbox.watchers - 1)
+            sandbox.touch()
+
+
+def register(socketio: SocketIO) -> None:
+    """Bind the handlers to this app's Socket.IO server (one per app, so tests may build many)."""
+    for name, handler in (("join", on_join), ("leave", on_leave), ("fault", on_fault),
+                          ("records_since", on_records_since)):
+        socketio.on_event(name, _guard(handler))
+    socketio.on_event("disconnect", on_disconnect)
