@@ -174,6 +174,25 @@ def _request(view: dict, r: dict) -> None:
         del view["requests"][oldest]
 
 
+def _log(view: dict, r: dict) -> None:
+    """The data plane: log end offsets and high watermarks, acknowledged messages lost."""
+    if r.get("topic") is None:
+        return
+    partition = _partition(view, r["topic"], r["partition"])
+    detail, to_state = r.get("detail") or {}, r.get("to_state")
+    if to_state in ("fetched", "truncated") and r.get("broker_id") is not None:
+        key = f"{r['topic']}-{r['partition']}/{r['broker_id']}"
+        replica = view["replicas"].setdefault(key, {"state": None, "broker": r["broker_id"], "topic": r["topic"],
+                                                    "partition": r["partition"]})
+        replica.update(leo=detail.get("leo"), hw=detail.get("hw"))
+    elif to_state == "hw":
+        partition.update(hw=r.get("offset"), leo=detail.get("leo"))
+    elif to_state == "acknowledged" and r.get("offset") is not None:
+        partition["leo"] = max(partition.get("leo") or 0, r["offset"] + (r.get("count") or 0))
+    elif to_state == "lost":
+        partition["lost"] = (partition.get("lost") or 0) + (r.get("count") or 0)
+
+
 def _fault(view: dict, r: dict) -> None:
     view["last_fault"] = {"op": r.get("op"), "outcome": r.get("outcome"), "note": r.get("note"), "seq": r["seq"]}
 
@@ -183,7 +202,7 @@ def _partition(view: dict, topic: str, partition: int) -> dict:
     return view["partitions"].setdefault(f"{topic}-{partition}", {
         "topic": topic, "partition": partition, "replicas": [], "adding": [], "removing": [], "leader": None,
         "isr": [], "leader_epoch": None, "controller_epoch": None, "zk_version": None, "state": None,
-        "why": None, "changed_seq": None})
+        "why": None, "changed_seq": None, "hw": None, "leo": None, "lost": 0})
 
 
 def _broker(view: dict, broker_id: int) -> dict:
@@ -205,4 +224,4 @@ def _leader_fields(partition: dict, r: dict) -> None:
 
 _HANDLERS = {"zk": _zk, "controller": _controller, "partition": _partition_record, "election": _election_or_isr,
              "isr": _election_or_isr, "replica": _replica, "broker": _broker_record,
-             "controller_event": _controller_event, "request": _request, "fault": _fault}
+             "controller_event": _controller_event, "request": _request, "fault": _fault, "log": _log}

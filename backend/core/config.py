@@ -49,8 +49,9 @@ SETTINGS: Mapping[str, Setting] = MappingProxyType({s.name: s for s in (
     Setting("request.timeout.ms", int, 30000, 5000, "How long a produce request waits for the ISR."),
     Setting("control.plane.listener.name", str, None, None,
             "When set, controller requests get their own queue on every broker (KIP-291)."),
-    Setting("kclab.replica.catchup.ms", int, 0, 1000,
-            "Lab only: before the data plane, how long a restarted follower takes to catch up."),
+    Setting("kclab.request.handling.ms", int, 0, 0,
+            "Lab only: how long a broker's request thread spends on each produce request (its disk write), so "
+            "a burst of produce requests can hold up the controller's requests behind it (KIP-291)."),
     Setting("kclab.isr.change.propagation.interval.ms", int, 2500, 500,
             "Lab only: Kafka checks pending ISR changes every 2.5 s before writing /isr_change_notification."),
     Setting("kclab.auto.leader.rebalance.initial.delay.ms", int, 5000, 5000,

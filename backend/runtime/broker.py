@@ -32,7 +32,7 @@ from backend.core.replica_manager import (
 )
 from backend.runtime.controller import KafkaController
 from backend.runtime.network import BrokerNetwork
-from backend.runtime.replication import Replication
+from backend.runtime.data_plane import DataPlane
 from backend.zk.client import KafkaZkClient
 
 if TYPE_CHECKING:
@@ -56,9 +56,9 @@ class SimulatedBroker:
         self.zk: KazooClient | None = None
         self.kafka_zk: KafkaZkClient | None = None
         self.controller: KafkaController | None = None
-        self.replication = Replication(self)
-        self._requests: queue.Queue = queue.Queue()
-        self._handler: threading.Thread | None = None
+        self.data = DataPlane(self)
+        self._queues: dict[str, queue.Queue] = {}
+        self._handlers: list[threading.Thread] = []
         self.pause_during: str | None = None
         self._session_lost = False
 
@@ -81,9 +81,15 @@ class SimulatedBroker:
         self.kafka_zk.create_top_level_paths()
         self.status = "running"
         self.gate.set()
-        self._handler = threading.Thread(target=self._handle_requests, name=f"request-handler-{self.id}", daemon=True)
-        self._handler.start()
-        self.replication.start()
+        # KIP-291 (Kafka 2.2): with control.plane.listener.name set, controller requests get a
+        # queue and a thread of their own and never wait behind produce requests.
+        names = ("data", "control") if self.config["control.plane.listener.name"] else ("data",)
+        self._queues = {name: queue.Queue() for name in names}
+        self._handlers = [threading.Thread(target=self._handle_requests, args=(name,), daemon=True,
+                                           name=f"request-handler-{name}-{self.id}") for name in names]
+        for handler in self._handlers:
+            handler.start()
+        self.data.start()
         self._emit("started", f"Broker {self.id} started and connected to ZooKeeper "
                               f"(session timeout {self.config['zookeeper.session.timeout.ms']} ms).")
         self.register()
@@ -130,14 +136,15 @@ class SimulatedBroker:
                 self.zk.close()
             except Exception:  # noqa: BLE001 - the session may already be gone
                 pass
-        self.replication.stop()
-        self._requests.put(_STOP)
+        self.data.stop()
+        for q in self._queues.values():
+            q.put(_STOP)
         if self.controller is not None:
             self.controller.shutdown()
         if self.network is not None:
             self.network.close()
-        if self._handler is not None:
-            self._handler.join(5)
+        for handler in self._handlers:
+            handler.join(5)
 
     def shutdown(self) -> dict:
         """Controlled shutdown: ask the controller (up to ``controlled.shutdown.max.retries``
@@ -240,27 +247,50 @@ class SimulatedBroker:
 
     # -- control requests ---------------------------------------------------------------------------
     def enqueue_control_request(self, request, correlation_id: int, sent_seq: int | None, callback) -> None:
-        self._requests.put((request, correlation_id, sent_seq, callback))
+        queue_name = "control" if "control" in self._queues else "data"
+        self._queues[queue_name].put(("control", time.monotonic(), (request, correlation_id, sent_seq, callback)))
 
-    def _handle_requests(self) -> None:
+    def enqueue_produce(self, tp, payloads: list[str], acks: str, respond) -> None:
+        self._queues["data"].put(("produce", time.monotonic(), (tp, payloads, acks, respond)))
+
+    def _handle_requests(self, queue_name: str) -> None:
+        """One request at a time from one queue, as Kafka's request handler threads do."""
+        requests = self._queues[queue_name]
         while True:
-            item = self._requests.get()
+            item = requests.get()
             if item is _STOP:
                 return
             self.gate.wait()
             if not self.alive:
                 continue
-            request, correlation_id, sent_seq, callback = item
-            with self.lock:
-                self.state, response, record = HANDLERS[request.name](self.state, request, correlation_id)
-                partitions = dict(self.state.partitions)
-            self.cluster.emit([record], cause=f"{request.name}#{correlation_id}", cause_seq=sent_seq)
-            if request.name in ("LeaderAndIsr", "StopReplica") and response.error == "NONE":
-                self.replication.on_partitions_changed(partitions)
-            callback(response)
+            what, queued_at, payload = item
+            if what == "produce":
+                cost = self.config["kclab.request.handling.ms"]
+                if cost:
+                    time.sleep(cost / 1000)  # the appended bytes' disk write, in the lab
+                self.data.handle_produce(*payload)
+            else:
+                self._handle_control_request(*payload, queue_name=queue_name,
+                                             waited_ms=(time.monotonic() - queued_at) * 1000)
+
+    def _handle_control_request(self, request, correlation_id, sent_seq, callback, queue_name, waited_ms) -> None:
+        with self.lock:
+            self.state, response, record = HANDLERS[request.name](self.state, request, correlation_id)
+            partitions = dict(self.state.partitions)
+        detail = {**(record.detail or {}), "queue": queue_name, "queue_wait_ms": round(waited_ms, 1)}
+        if waited_ms >= 50:
+            record = replace(record, note=f"{record.note} It waited {waited_ms:.0f} ms in the {queue_name} request "
+                                          f"queue.")
+        self.cluster.emit([replace(record, detail=detail)], cause=f"{request.name}#{correlation_id}",
+                          cause_seq=sent_seq)
+        if request.name in ("LeaderAndIsr", "StopReplica") and response.error == "NONE":
+            deleted = {p.topic_partition for p in getattr(request, "partition_states", ())
+                       if getattr(p, "delete_partition", False)} if request.name == "StopReplica" else set()
+            self.data.on_partitions_changed(partitions, deleted)
+        callback(response)
 
     def queue_size(self) -> int:
-        return self._requests.qsize()
+        return sum(q.qsize() for q in self._queues.values())
 
     def _emit(self, to_state: str, note: str, outcome: str | None = None, detail: dict | None = None) -> None:
         self.cluster.emit([Record(kind="broker", subject=broker_subject(self.id), to_state=to_state,

@@ -19,10 +19,12 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 
 from backend.core.assignment import assign_replicas_to_brokers
-from backend.core.config import KafkaConfig
+from backend.core.config import KafkaConfig, topic_config_value
+from backend.core.model import TopicPartition
 from backend.core.records import Record, SessionHeader
 from backend.runtime.broker import SimulatedBroker
 from backend.runtime.channel import ControllerChannelManager
+from backend.runtime.producer import AckLedger, Producer
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.zk_observer import ZkObserver, describe_data
 from backend.scripts.cluster_spec import ClusterSpec, TopicSpec
@@ -50,6 +52,10 @@ class Cluster:
         self.channel = ControllerChannelManager(self)
         self.brokers: dict[int, SimulatedBroker] = {b: SimulatedBroker(self, b, self.config) for b in spec.brokers}
         self.lock = threading.RLock()
+        self.producer = Producer(self)
+        self.ledger = AckLedger(self)
+        self.topic_configs: dict[str, dict[str, Any]] = {t: dict(s.config) for t, s in spec.topics.items()}
+        self.closed = False
         self._observe = observe
         self._tools: KazooClient | None = None
         self._observer: ZkObserver | None = None
@@ -101,11 +107,17 @@ class Cluster:
             assignment = assign_replicas_to_brokers(spec.partitions, spec.replication_factor,
                                                     self.admin.list_brokers(), rng=random.Random(topic))
         self.admin.create_topic(topic, assignment, config)
+        self.topic_configs[topic] = dict(spec.config)
         return assignment
+
+    def topic_setting(self, topic: str, name: str) -> Any:
+        """A topic-level setting as the brokers see it: the topic's override, else the broker's."""
+        return topic_config_value(self.config, self.topic_configs.get(topic), name)
 
     def close(self, keep: bool = False) -> None:
         """Stop everything. Controllers go quiet first, so the brokers' departures do not set off
         a last round of elections while the cluster is being taken down."""
+        self.closed = True
         if self._observer is not None:
             self._observer.close()
         for broker in self.brokers.values():
@@ -193,7 +205,7 @@ class Cluster:
                 continue
             if broker.controller is not None and not broker.controller.events.is_idle():
                 return False
-            if broker.queue_size() or broker.replication.has_pending_changes():
+            if broker.queue_size() or broker.data.has_pending_changes():
                 return False
         return True
 
@@ -243,11 +255,15 @@ class Cluster:
                 entry = {"leader": state.leader, "isr": list(state.isr),
                          "leader_epoch": state.leader_and_isr.leader_epoch, "controller_epoch": state.controller_epoch,
                          "zk_version": stat.version}
+                tp = TopicPartition(topic, int(p))
                 if ctx is not None:
-                    from backend.core.model import TopicPartition
-                    tp = TopicPartition(topic, int(p))
                     entry["state"] = ctx.partition_state(tp).name
                     entry["replicas"] = list(ctx.partition_replica_assignment(tp))
+                leader = self.brokers.get(state.leader)
+                log = leader.data.logs.get(tp) if leader is not None and leader.alive else None
+                if log is not None:
+                    entry.update(high_watermark=log.high_watermark, log_end_offset=log.log_end_offset)
+                entry["lost"] = self.ledger.lost_count(tp)
                 partitions[tp_key] = entry
         replicas = {}
         if ctx is not None:

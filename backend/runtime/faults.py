@@ -203,13 +203,44 @@ def _set_config(cluster, args, record):
 
 
 def _stall(cluster, args, record):
-    broker = cluster.brokers[args["broker"]]
-    broker.replication.stalled.add(_stall_key(cluster, args))
+    cluster.brokers[args["broker"]].data.stalled.add(_stall_key(cluster, args))
 
 
 def _resume_follower(cluster, args, record):
-    broker = cluster.brokers[args["broker"]]
-    broker.replication.stalled.discard(_stall_key(cluster, args))
+    cluster.brokers[args["broker"]].data.stalled.discard(_stall_key(cluster, args))
+
+
+def _produce(cluster, args, record):
+    tp = _partition(cluster, f"{args['topic']}-{args['partition']}")
+    acks = str(args.get("acks", 1))
+    if args.get("rate"):
+        cluster.producer.produce_in_background(tp, args.get("count", 1), acks, args["rate"])
+        return f"Producing {args.get('count', 1)} message(s) to {tp} at {args['rate']}/s in the background."
+    result = cluster.producer.produce(tp, args.get("count", 1), acks)
+    expected = args.get("expect_error")
+    if expected is not None:
+        if result.error != expected:
+            raise FaultRefused(f"producing to {tp} with acks={acks} was expected to fail with {expected}, "
+                               f"but the answer was {result.error}")
+        return f"Producing to {tp} with acks={acks} failed with {expected}, as expected."
+    if result.error != "NONE":
+        raise FaultRefused(f"producing to {tp} with acks={acks} failed: {result.error}")
+    return f"{result.count} message(s) produced to {tp} (acks={acks})."
+
+
+def _consume(cluster, args, record):
+    tp = _partition(cluster, f"{args['topic']}-{args['partition']}")
+    payloads = cluster.producer.consume(tp)
+    if payloads is None:
+        raise FaultRefused(f"{tp} has no leader to read from")
+    return f"Read {len(payloads)} committed message(s) from {tp}."
+
+
+def _check_partition_args(verb):
+    def check(cluster, args):
+        _partition(cluster, f"{args['topic']}-{args['partition']}")
+        return f"{verb} {args['topic']}-{args['partition']}."
+    return check
 
 
 def _stall_key(cluster, args):
@@ -317,6 +348,8 @@ FAULTS: dict[str, Fault] = {
     "set_config": Fault(_check_config, _set_config),
     "stall_follower": Fault(_with_verb("stalled", "running"), _stall),
     "resume_follower": Fault(_with_verb("resumed", "running"), _resume_follower),
+    "produce": Fault(_check_partition_args("Producing to"), _produce),
+    "consume": Fault(_check_partition_args("Consuming from"), _consume),
     "zk_server_stop": Fault(lambda c, a: _check_zk(c, a, True), _zk_stop),
     "zk_server_start": Fault(lambda c, a: _check_zk(c, a, False), _zk_start),
 }

@@ -165,6 +165,9 @@ PARTITION_EXPECTATION = Record((
     _f("state", Choice(tuple(PartitionState.__members__)), "the controller's PartitionState"),
     _f("replicas", ListOf(BROKER, unique=True, label="a list of broker ids, in order"),
        "the assigned replicas (during a reassignment: the full set, target first)"),
+    _f("high_watermark", Int(0), "the leader's high watermark (committed messages)"),
+    _f("log_end_offset", Int(0), "the leader's log end offset"),
+    _f("lost", Int(0), "acknowledged messages reported lost (data_loss records)"),
 ), label="a mapping with leader, isr, leader_epoch, state and/or replicas", min_fields=1)
 
 _ZK_SERVER = Int(1, 3, label="a ZooKeeper server number (1 to 3)")
@@ -202,7 +205,12 @@ OPS = (
        (_f("topic", TOPIC, "the topic", required=True),
         _f("partition", PARTITION, "the partition", required=True),
         _f("count", Int(1), "how many records", default=1),
-        _f("acks", Choice((0, 1, "all")), "0: no wait; 1: the leader; all: every ISR member", default=1))),
+        _f("acks", Choice((0, 1, "all")), "0: no wait; 1: the leader; all: every ISR member", default=1),
+        _f("rate", Int(1, 10000), "messages per second, sent one by one in the background (absent: all at once, "
+                                  "waiting for the answer)"),
+        _f("expect_error", Choice(("NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "REQUEST_TIMED_OUT",
+                                   "NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE")),
+           "the error this produce must fail with (the step fails if it succeeds or fails otherwise)"))),
     Op("consume", "Read a partition from its leader, up to the high watermark.",
        (_f("topic", TOPIC, "the topic", required=True), _f("partition", PARTITION, "the partition", required=True))),
     Op("stall_follower", "Stop a broker fetching as a follower, so it falls out of the ISR.",

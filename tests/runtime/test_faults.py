@@ -41,7 +41,7 @@ def test_refusals_name_the_reason_and_change_nothing(start_cluster):
 
 def test_crash_then_restart_rejoins_the_isr(start_cluster):
     cluster, recorder = start_cluster(topics={"t": {"assignment": {0: [0, 1, 2]}}},
-                                      config={"kclab.replica.catchup.ms": 300})
+                                      config={})
     assert apply_fault(cluster, "crash_broker", {"broker": 2}).ok
     wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0, 1], 10, "broker 2 to leave the ISR")
     assert apply_fault(cluster, "start_broker", {"broker": 2}).ok
@@ -76,7 +76,7 @@ def test_paused_broker_loses_its_znode_after_the_session_timeout_and_comes_back(
 
 def test_stalled_follower_is_dropped_by_its_leader_and_taken_back(start_cluster):
     cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}},
-                                      config={"replica.lag.time.max.ms": 800, "kclab.replica.catchup.ms": 200})
+                                      config={"replica.lag.time.max.ms": 800})
     assert apply_fault(cluster, "stall_follower", {"broker": 1, "topic": "t"}).ok
     wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0], 10, "leader 0 to drop stalled 1")
     shrink = recorder.of("isr", to_state="shrunk")[-1]

@@ -1,0 +1,68 @@
+"""The leader's bookkeeping of its followers (Kafka's ``Partition`` and ``Replica``): who is
+caught up, what the high watermark is, who should leave or join the ISR.
+
+The rules (§16):
+
+* a follower is *caught up* when it fetched at (or past) the leader's log end offset — or had
+  reached the LEO the leader had at its previous fetch — and the leader remembers when;
+* a follower not caught up for ``replica.lag.time.max.ms`` leaves the ISR;
+* a follower outside the ISR joins it once its LEO reaches the leader's high watermark;
+* the high watermark is the smallest LEO in the ISR: a message is committed once every ISR
+  member has it.
+
+Time is passed in (milliseconds), never read: this module has no clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class FollowerState:
+    log_end_offset: int = -1  # unknown until its first fetch
+    last_caught_up_ms: float = 0.0
+    last_fetch_leader_leo: int = -1
+    last_fetch_ms: float = 0.0
+
+
+@dataclass
+class LeaderState:
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+    followers: dict[int, FollowerState] = field(default_factory=dict)
+
+    @classmethod
+    def became_leader(cls, leader: int, leader_epoch: int, isr, replicas, now_ms: float) -> LeaderState:
+        """Kafka's ``makeLeader``: every ISR follower starts caught up *now*, so it has a full
+        ``replica.lag.time.max.ms`` to fetch from the new leader before it can be dropped."""
+        followers = {r: FollowerState(last_caught_up_ms=now_ms if r in isr else 0.0) for r in replicas if r != leader}
+        return cls(leader, leader_epoch, tuple(isr), tuple(replicas), followers)
+
+    def on_fetch(self, follower: int, fetch_offset: int, leader_leo: int, now_ms: float) -> None:
+        """Kafka's ``updateFollowerFetchState``."""
+        state = self.followers.setdefault(follower, FollowerState())
+        if fetch_offset >= leader_leo:
+            state.last_caught_up_ms = max(state.last_caught_up_ms, now_ms)
+        elif fetch_offset >= state.last_fetch_leader_leo >= 0:
+            state.last_caught_up_ms = max(state.last_caught_up_ms, state.last_fetch_ms)
+        state.log_end_offset = fetch_offset
+        state.last_fetch_leader_leo = leader_leo
+        state.last_fetch_ms = now_ms
+
+    def high_watermark(self, leader_leo: int) -> int:
+        """The smallest LEO in the ISR (a follower whose LEO is still unknown counts as 0)."""
+        leos = [leader_leo] + [max(0, self.followers.get(r, FollowerState()).log_end_offset)
+                               for r in self.isr if r != self.leader]
+        return min(leos)
+
+    def out_of_sync(self, now_ms: float, lag_max_ms: float) -> list[int]:
+        return [r for r in self.isr if r != self.leader
+                and now_ms - self.followers.get(r, FollowerState()).last_caught_up_ms > lag_max_ms]
+
+    def ready_to_join(self, leader_high_watermark: int) -> list[int]:
+        return [r for r, s in sorted(self.followers.items())
+                if r not in self.isr and r in self.replicas and s.log_end_offset >= leader_high_watermark >= 0
+                and s.log_end_offset >= 0]

@@ -1,0 +1,203 @@
+"""The lab's client: it produces and consumes, and remembers every acknowledged message.
+
+A producer finds a partition's leader in a broker's metadata cache (what UpdateMetadata put
+there, as a Kafka client's metadata request would), sends the batch to that broker's request
+queue and waits for the answer. Every message a leader acknowledged goes into the *ledger*;
+whenever a broker becomes leader, the ledger is checked against its log, and any acknowledged
+message it lacks is reported as a ``data_loss`` record — naming the offsets and the acks
+setting — so a loss is never silent.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from backend.core.log import Log
+from backend.core.model import TopicPartition
+from backend.core.records import Record, partition_subject
+
+if TYPE_CHECKING:
+    from backend.runtime.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class ProduceResult:
+    error: str  # "NONE" or Kafka's error name
+    first_offset: int | None = None
+    count: int = 0
+    leader: int | None = None
+
+
+class AckLedger:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._acked: dict[TopicPartition, dict[int, tuple[str, str]]] = defaultdict(dict)
+        self._reported: set[tuple[TopicPartition, int, str]] = set()
+        self._lock = threading.Lock()
+
+    def acknowledged(self, tp: TopicPartition, first_offset: int, payloads: list[str], acks: str) -> None:
+        with self._lock:
+            for i, payload in enumerate(payloads):
+                self._acked[tp][first_offset + i] = (payload, acks)
+
+    def lost_count(self, tp: TopicPartition) -> int:
+        with self._lock:
+            return sum(1 for t, _, _ in self._reported if t == tp)
+
+    def acked_messages(self, tp: TopicPartition) -> dict[int, tuple[str, str]]:
+        with self._lock:
+            return dict(self._acked.get(tp, {}))
+
+    def check_leader(self, tp: TopicPartition, leader: int, log: Log) -> list[int]:
+        """Report acknowledged messages the new leader does not have; returns their offsets."""
+        with self._lock:
+            lost = [(offset, payload, acks) for offset, (payload, acks) in sorted(self._acked.get(tp, {}).items())
+                    if not log.contains(offset, payload) and (tp, offset, payload) not in self._reported]
+            self._reported.update((tp, offset, payload) for offset, payload, _ in lost)
+        for acks, offsets in _group_by_acks(lost):
+            self.cluster.emit([Record(
+                kind="log", subject=partition_subject(tp.topic, tp.partition), to_state="lost", op="data_loss",
+                topic=tp.topic, partition=tp.partition, broker_id=leader, leader=leader, offset=offsets[0],
+                count=len(offsets), acks=acks, outcome="data_loss",
+                note=f"{len(offsets)} message(s) at offset(s) {_ranges(offsets)} were acknowledged (acks={acks}) but "
+                     f"the new leader {leader} does not have them: they are lost.",
+                detail={"offsets": offsets})])
+        return [offset for offset, _, _ in lost]
+
+
+class Producer:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._ids = itertools.count()
+        self._background: list[threading.Thread] = []
+
+    def leader_of(self, tp: TopicPartition) -> int | None:
+        """The leader in the metadata cache of the first running broker (the client's view)."""
+        for broker in sorted(self.cluster.brokers.values(), key=lambda b: b.id):
+            if broker.status == "running":
+                state = broker.state.metadata_partitions.get(tp)
+                return None if state is None or state.leader < 0 else state.leader
+        return None
+
+    def produce(self, tp: TopicPartition, count: int, acks: str) -> ProduceResult:
+        """Send one batch and wait for the answer (acks=0: nothing to wait for)."""
+        done, holder = threading.Event(), {}
+
+        def finished(result: ProduceResult) -> None:
+            holder["result"] = result
+            done.set()
+
+        timeout_s = self.cluster.config["request.timeout.ms"] / 1000 + 1
+        self.send(tp, count, acks, finished)
+        if not done.wait(timeout_s):
+            return ProduceResult("REQUEST_TIMED_OUT", None, count, self.leader_of(tp))
+        return holder["result"]
+
+    def send(self, tp: TopicPartition, count: int, acks: str, finished=None) -> None:
+        """Send one batch without waiting (as a producer with requests in flight does); the
+        answer is recorded — and acknowledged messages go into the ledger — when it comes."""
+        payloads = [f"m{next(self._ids)}" for _ in range(count)]
+        leader_id = self.leader_of(tp)
+        broker = self.cluster.brokers.get(leader_id) if leader_id is not None else None
+
+        def answer(result: ProduceResult) -> None:
+            if result.error == "NONE" and acks != "0" and result.first_offset is not None:
+                self.cluster.ledger.acknowledged(tp, result.first_offset, payloads, acks)
+            self._record(tp, acks, result, payloads)
+            if finished is not None:
+                finished(result)
+
+        if broker is None or broker.status != "running":
+            answer(ProduceResult("LEADER_NOT_AVAILABLE" if leader_id is None else "REQUEST_TIMED_OUT", None, count,
+                                 leader_id))
+            return
+
+        def respond(error, offsets):
+            if acks != "0":
+                answer(ProduceResult(error, offsets[0] if offsets else None, count, leader_id))
+
+        broker.enqueue_produce(tp, payloads, acks, respond)
+        if acks == "0":
+            answer(ProduceResult("NONE", None, count, leader_id))
+
+    def produce_in_background(self, tp: TopicPartition, count: int, acks: str, rate: float) -> None:
+        """``count`` single-message requests at ``rate`` per second, not waiting for answers —
+        so a slow broker builds up a queue, as with a real producer."""
+        def run():
+            interval, start = 1 / rate, time.monotonic()
+            for n in range(count):
+                delay = start + n * interval - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                if self.cluster.closed:
+                    return
+                self.send(tp, 1, acks)
+        thread = threading.Thread(target=run, name=f"producer-{tp}", daemon=True)
+        self._background.append(thread)
+        thread.start()
+
+    def consume(self, tp: TopicPartition) -> list[str] | None:
+        """Read the partition from its leader, up to the high watermark."""
+        leader_id = self.leader_of(tp)
+        broker = self.cluster.brokers.get(leader_id) if leader_id is not None else None
+        entries = broker.data.read_committed(tp) if broker is not None and broker.status == "running" else None
+        if entries is None:
+            self.cluster.emit([Record(kind="log", subject=partition_subject(tp.topic, tp.partition), op="consume",
+                                      to_state="refused", topic=tp.topic, partition=tp.partition, outcome="error",
+                                      note=f"No leader of {tp} could be read from (NOT_LEADER_OR_FOLLOWER).")])
+            return None
+        self.cluster.emit([Record(kind="log", subject=partition_subject(tp.topic, tp.partition), op="consume",
+                                  to_state="read", topic=tp.topic, partition=tp.partition, offset=0, count=len(entries),
+                                  broker_id=leader_id, leader=leader_id, outcome="ok",
+                                  note=f"A consumer read {len(entries)} committed message(s) of {tp} from leader "
+                                       f"{leader_id} (everything below the high watermark {len(entries)}).",
+                                  detail={"payloads": [e.payload for e in entries[-50:]]})])
+        return [e.payload for e in entries]
+
+    def _record(self, tp: TopicPartition, acks: str, result: ProduceResult, payloads: list[str]) -> None:
+        ok = result.error == "NONE"
+        what = (f"offsets {result.first_offset}..{result.first_offset + result.count - 1}"
+                if ok and result.first_offset is not None else f"{result.count} message(s)")
+        if ok and acks == "0":
+            note = f"Sent {result.count} message(s) to leader {result.leader} with acks=0: nobody waits for an answer."
+        elif ok:
+            note = f"Leader {result.leader} acknowledged {what} (acks={acks})."
+        else:
+            note = f"Producing {result.count} message(s) with acks={acks} failed: {result.error}{_why(result.error)}"
+        self.cluster.emit([Record(
+            kind="log", subject=partition_subject(tp.topic, tp.partition), op="produce",
+            to_state="acknowledged" if ok else "refused", topic=tp.topic, partition=tp.partition,
+            broker_id=result.leader, leader=result.leader, offset=result.first_offset, count=result.count, acks=acks,
+            outcome="ok" if ok else "error", note=note, detail={"error": result.error, "payloads": payloads[:20]})])
+
+
+def _why(error: str) -> str:
+    return {
+        "NOT_ENOUGH_REPLICAS": " — the ISR is smaller than min.insync.replicas, so the leader refused to append.",
+        "NOT_ENOUGH_REPLICAS_AFTER_APPEND": " — appended, but the ISR shrank below min.insync.replicas before every "
+                                            "member had it.",
+        "REQUEST_TIMED_OUT": " — the ISR did not catch up within request.timeout.ms.",
+        "NOT_LEADER_OR_FOLLOWER": " — the broker asked is not the leader (its metadata was stale).",
+        "LEADER_NOT_AVAILABLE": " — the partition has no leader right now.",
+    }.get(error, ".")
+
+
+def _group_by_acks(lost):
+    groups: dict[str, list[int]] = defaultdict(list)
+    for offset, _, acks in lost:
+        groups[acks].append(offset)
+    return sorted(groups.items())
+
+
+def _ranges(offsets: list[int]) -> str:
+    out, start = [], offsets[0]
+    for previous, current in zip(offsets, offsets[1:] + [None]):
+        if current != previous + 1:
+            out.append(f"{start}" if start == previous else f"{start}–{previous}")
+            start = current
+    return ", ".join(out)

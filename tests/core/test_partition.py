@@ -1,0 +1,46 @@
+"""The leader's view of its followers: caught up, lagging, joining; the high watermark."""
+
+from backend.core.partition import LeaderState
+
+
+def leader(isr=(1, 2, 3), now=0.0):
+    return LeaderState.became_leader(1, 5, isr, (1, 2, 3), now)
+
+
+def test_high_watermark_is_the_smallest_leo_in_the_isr():
+    state = leader()
+    state.on_fetch(2, 7, 10, 100)
+    state.on_fetch(3, 4, 10, 100)
+    assert state.high_watermark(10) == 4
+    state.isr = (1, 2)
+    assert state.high_watermark(10) == 7
+
+
+def test_an_unknown_follower_holds_the_high_watermark_at_zero():
+    assert leader().high_watermark(10) == 0
+
+
+def test_a_follower_that_stops_fetching_falls_out_after_the_lag_time():
+    state = leader(now=0)
+    state.on_fetch(2, 10, 10, 1000)
+    assert state.out_of_sync(5000, 4500) == [3]   # 3 never fetched: its grace started at 0
+    assert state.out_of_sync(5400, 4500) == [3]
+    assert state.out_of_sync(5600, 4500) == [2, 3]
+
+
+def test_a_slow_but_steady_follower_is_caught_up_when_it_reaches_the_previous_leo():
+    state = leader(now=0)
+    state.on_fetch(2, 5, 10, 1000)   # behind: leader was at 10
+    state.on_fetch(2, 10, 15, 2000)  # reached the LEO of its previous fetch: caught up as of then
+    assert state.followers[2].last_caught_up_ms == 1000
+    state.on_fetch(2, 15, 15, 3000)
+    assert state.followers[2].last_caught_up_ms == 3000
+
+
+def test_a_follower_joins_once_it_reaches_the_high_watermark():
+    state = leader(isr=(1, 2))
+    state.on_fetch(2, 10, 10, 100)
+    state.on_fetch(3, 6, 10, 100)
+    assert state.ready_to_join(10) == []
+    state.on_fetch(3, 10, 10, 200)
+    assert state.ready_to_join(10) == [3]

@@ -1,0 +1,50 @@
+"""The data plane on the real ZooKeeper: what the ISR protects, and what it does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend.runtime.runner import ScriptRunner
+from backend.scripts.loader import load_script
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "lessons" / "scripts"
+
+
+def play(name, zk_hosts, chroot, tmp_path):
+    records = []
+    result = ScriptRunner(load_script(SCRIPTS / f"{name}.yaml"), zk_hosts, chroot, replay_dir=tmp_path,
+                          on_record=records.append).run()
+    assert result.ok, result.message
+    return records
+
+
+def leader_and_isr_waits(records, broker):
+    return [r.detail["queue_wait_ms"] for r in records if r.kind == "request" and r.op == "LeaderAndIsr"
+            and r.broker_id == broker and r.to_state == "applied"]
+
+
+def test_controller_requests_wait_behind_produce_requests_unless_they_have_their_own_queue(zk_hosts, chroot, tmp_path):
+    shared = leader_and_isr_waits(play("control_plane_queue", zk_hosts, chroot + "/a", tmp_path), 1)
+    separate = leader_and_isr_waits(play("control_plane_listener", zk_hosts, chroot + "/b", tmp_path), 1)
+    assert max(shared) > 1000, shared      # the ISR change queued behind seconds of produce requests
+    assert max(separate) < 200, separate   # KIP-291: the control plane goes first
+
+
+def test_an_unclean_election_reports_every_lost_message_and_the_old_leader_truncates(zk_hosts, chroot, tmp_path):
+    records = play("unclean_election_loses_acks1", zk_hosts, chroot, tmp_path)
+    [loss] = [r for r in records if r.outcome == "data_loss"]
+    assert (loss.acks, loss.offset, loss.count, loss.leader) == ("1", 2, 5, 1)
+    assert loss.detail["offsets"] == [2, 3, 4, 5, 6]
+    [truncated] = [r for r in records if r.kind == "log" and r.to_state == "truncated"]
+    assert (truncated.broker_id, truncated.offset, truncated.count) == (0, 2, 5)
+    election = [r for r in records if r.kind == "election" and r.outcome == "ok"][-1]
+    assert election.election == "offline_unclean" and election.leader == 1
+
+
+def test_a_clean_election_loses_nothing_and_acks_zero_is_never_acknowledged(zk_hosts, chroot, tmp_path):
+    records = play("clean_election_loses_nothing", zk_hosts, chroot, tmp_path)
+    assert not [r for r in records if r.outcome == "data_loss"]
+    [read] = [r for r in records if r.kind == "log" and r.op == "consume"]
+    assert read.count == 15 and read.detail["payloads"][:3] == ["m0", "m1", "m2"]
+    refused = [r for r in records if r.kind == "log" and r.op == "produce" and r.outcome == "error"]
+    assert not refused
