@@ -80,12 +80,12 @@ def election(
     before = previous or ctx.partition_leadership_info.get(tp)
     return Record(
         kind="election", subject=partition_subject(tp.topic, tp.partition),
-        from_state=None if before is None else str(before.leader),
         to_state="elected" if outcome == "ok" else None,
         controller_id=ctx.controller_id, controller_epoch=ctx.epoch,
         topic=tp.topic, partition=tp.partition, election=result.election, outcome=outcome,
         note=note or result.note,
         detail={"assignment": list(ctx.partition_replica_assignment(tp)),
+                "previous_leader": before.leader if before else None,
                 "previous_isr": list(before.isr) if before else None,
                 "live_brokers": sorted(ctx.live_broker_ids),
                 "shutting_down_brokers": sorted(ctx.shutting_down_broker_ids),
