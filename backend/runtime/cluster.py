@@ -56,6 +56,8 @@ class Cluster:
         self.ledger = AckLedger(self)
         self.topic_configs: dict[str, dict[str, Any]] = {t: dict(s.config) for t, s in spec.topics.items()}
         self.closed = False
+        self.election_winner: int | None = None
+        """A lesson's stage direction: the broker that wins the next controller election."""
         self._observe = observe
         self._tools: KazooClient | None = None
         self._observer: ZkObserver | None = None
@@ -280,6 +282,21 @@ class Cluster:
                         if broker.status in BROKER_STATUS},
             "partitions": partitions, "replicas": replicas, "znodes": found,
         }
+
+    def znode_versions(self) -> dict[str, tuple[int, int]]:
+        """Every znode of the cluster with (czxid, mzxid): what changed between two looks."""
+        out, stack = {}, ["/"]
+        while stack:
+            path = stack.pop()
+            try:
+                _, stat = self._tools.get(path)
+                children = self._tools.get_children(path)
+            except NoNodeError:
+                continue
+            if path != "/":
+                out[path] = (stat.czxid, stat.mzxid)
+            stack.extend(f"{path.rstrip('/')}/{c}" for c in children)
+        return out
 
     def _children(self, path: str) -> list[str]:
         try:

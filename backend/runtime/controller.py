@@ -13,6 +13,7 @@ controller fits on one screen; the decisions themselves live in the core.
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from kazoo.protocol.states import EventType
@@ -134,6 +135,8 @@ class KafkaController:
 
     def _elect(self) -> None:
         current = self._watch_controller()
+        if current is None and self._should_let_another_win():
+            current = self._watch_controller()
         if current is not None:
             self.active_controller_id = current
             return
@@ -144,9 +147,25 @@ class KafkaController:
             self._maybe_resign()
             return
         self.active_controller_id = self.broker.id
+        if self.cluster.election_winner == self.broker.id:
+            self.cluster.election_winner = None  # the direction is spent
         self.ctx, record = failover.become_controller(self.ctx, epoch, zk_version)
         self._emit([record])
         self._on_controller_failover()
+
+    def _should_let_another_win(self) -> bool:
+        """A lesson's stage direction names the winner of this election: the other brokers hold
+        back until it has won (a race pinned so the lesson plays the same way every time)."""
+        winner = self.cluster.election_winner
+        if winner is None or winner == self.broker.id:
+            return False
+        other = self.cluster.brokers.get(winner)
+        deadline = time.monotonic() + 5
+        while other is not None and other.status == "running" and time.monotonic() < deadline:
+            if self.broker.kafka_zk.get_controller_id() is not None:
+                return True
+            time.sleep(0.02)
+        return True
 
     def _on_controller_failover(self) -> None:
         metadata = self.broker.kafka_zk.read_cluster_metadata(self._watches())

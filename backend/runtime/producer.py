@@ -75,6 +75,8 @@ class Producer:
         self.cluster = cluster
         self._ids = itertools.count()
         self._background: list[threading.Thread] = []
+        self.last_error: str | None = None
+        """The answer to the latest produce ("NONE": it succeeded) — lessons ask about it."""
 
     def leader_of(self, tp: TopicPartition) -> int | None:
         """The leader in the metadata cache of the first running broker (the client's view)."""
@@ -106,6 +108,7 @@ class Producer:
         broker = self.cluster.brokers.get(leader_id) if leader_id is not None else None
 
         def answer(result: ProduceResult) -> None:
+            self.last_error = result.error
             if result.error == "NONE" and acks != "0" and result.first_offset is not None:
                 self.cluster.ledger.acknowledged(tp, result.first_offset, payloads, acks)
             self._record(tp, acks, result, payloads)

@@ -62,7 +62,7 @@ class ScriptRunner:
                  log: TextIO = sys.stderr, session_id: str | None = None, mode: str = "script",
                  bus: RecordBus | None = None) -> None:
         self.script = script
-        self.session_id = session_id or new_session_id("script")
+        self.session_id = session_id or new_session_id(mode)
         self.bus = bus or RecordBus(self.session_id)
         self.cluster = Cluster(zk_hosts, chroot or paths.default_chroot(self.session_id), script.cluster,
                                self.session_id, self.bus, zk_control=zk_control)
@@ -78,17 +78,29 @@ class ScriptRunner:
         header = self.cluster.header(self.mode, APP_VERSION, lesson_id=Path(self.script.filename).stem)
         self._replay = ReplayWriter(self._replay_dir, header)
         self.bus.subscribe(self._replay)
+        result = RunResult(False, "the cluster did not start")
         try:
             self._say(f"starting cluster {self.cluster.chroot}: brokers {list(self.script.cluster.brokers)}")
             self.cluster.start()
+            self.before_steps()
+            result = RunResult(True, f"all {len(self.script.steps)} steps passed")
             for step in self.script.steps:
-                result = self.run_step(step)
-                if not result.ok:
-                    return RunResult(False, result.message, step, self._replay.path)
-            return RunResult(True, f"all {len(self.script.steps)} steps passed", None, self._replay.path)
+                outcome = self.run_step(step)
+                if not outcome.ok:
+                    result = RunResult(False, outcome.message, step)
+                    break
+            return result
         finally:
+            self.after_run(result)
+            result.replay_path = self._replay.path
             self.cluster.close(keep=self.keep)
             self._replay.close()
+
+    def before_steps(self) -> None:
+        """Hook: the cluster is up, no step has run (lessons announce themselves here)."""
+
+    def after_run(self, result: RunResult) -> None:
+        """Hook: the steps are over (all passed, or one failed); the cluster still runs."""
 
     def run_step(self, step: Step) -> RunResult:
         args = step.args

@@ -14,7 +14,7 @@ teaching steps; everything else (lines, references, errors) works for those step
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any, Mapping
@@ -22,7 +22,7 @@ from typing import Any, Mapping
 from backend.scripts.checks import World
 from backend.scripts.cluster_spec import ClusterSpec, TopicSpec, check_cluster
 from backend.scripts.kafka_types import parse_partition_key
-from backend.scripts.types import Issue, shown, suggestion
+from backend.scripts.types import FieldType, Issue, shown, suggestion
 from backend.scripts.yaml_lines import LineDict, line_of, load_yaml, plain
 from backend.scripts.vocabulary import SCRIPT_VOCABULARY, Op, check_step
 
@@ -79,21 +79,26 @@ class Script:
     cluster: ClusterSpec
     steps: tuple[Step, ...]
     filename: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    """Top-level keys a format adds (a lesson's ``minutes``), checked by ``extra_keys``."""
 
 
-def load_script(path: str | PathLike, *, vocabulary: Mapping[str, Op] = SCRIPT_VOCABULARY) -> Script:
+def load_script(path: str | PathLike, *, vocabulary: Mapping[str, Op] = SCRIPT_VOCABULARY,
+                extra_keys: Mapping[str, FieldType] | None = None) -> Script:
     """Read and check the script at ``path``; raise :class:`ScriptError` listing every problem."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         raise ScriptError([Problem(str(path), 0, f"cannot read the script: {reason}")]) from None
-    return parse_script(text, str(path), vocabulary=vocabulary)
+    return parse_script(text, str(path), vocabulary=vocabulary, extra_keys=extra_keys)
 
 
-def parse_script(text: str, filename: str = "<string>", *,
-                 vocabulary: Mapping[str, Op] = SCRIPT_VOCABULARY) -> Script:
-    """Check the script ``text`` completely; raise :class:`ScriptError` listing every problem."""
+def parse_script(text: str, filename: str = "<string>", *, vocabulary: Mapping[str, Op] = SCRIPT_VOCABULARY,
+                 extra_keys: Mapping[str, FieldType] | None = None) -> Script:
+    """Check the script ``text`` completely; raise :class:`ScriptError` listing every problem.
+
+    ``extra_keys`` admits more top-level keys, each checked by its type (lessons add some)."""
     doc, yaml_issues = load_yaml(text)
     problems = [Problem(filename, issue.line, issue.message) for issue in yaml_issues]
     if any(issue.fatal for issue in yaml_issues):
@@ -107,7 +112,14 @@ def parse_script(text: str, filename: str = "<string>", *,
         problems.extend(Problem(filename, line_of(container, path, default), prefix + message)
                         for path, message in issues)
 
-    report(doc, _top_level_issues(doc))
+    extra_keys = dict(extra_keys or {})
+    report(doc, _top_level_issues(doc, extra_keys))
+    meta = {}
+    for key, key_type in extra_keys.items():
+        if key in doc:
+            value, issues = key_type.check(doc[key], (key,))
+            report(doc, issues)
+            meta[key] = plain(value)
     cluster, world, issues = check_cluster(doc["cluster"]) if "cluster" in doc else (None, World(None, None), [])
     report(doc, issues)
     raw_steps = doc.get("steps")
@@ -121,15 +133,16 @@ def parse_script(text: str, filename: str = "<string>", *,
     problems = problems[:len(yaml_issues)] + [p for p in problems[len(yaml_issues):] if p.line not in replaced]
     if problems:
         raise ScriptError(sorted(problems, key=lambda problem: problem.line))
-    return Script(doc.get("name"), doc.get("description"), cluster, tuple(steps), filename)
+    return Script(doc.get("name"), doc.get("description"), cluster, tuple(steps), filename, meta)
 
 
-def _top_level_issues(doc: LineDict) -> list[Issue]:
+def _top_level_issues(doc: LineDict, extra_keys: Mapping[str, FieldType]) -> list[Issue]:
     issues: list[Issue] = []
+    allowed = (*TOP_LEVEL_KEYS, *extra_keys)
     for key in doc:
-        if key not in TOP_LEVEL_KEYS:
-            issues.append(((key,), f"unknown top-level key {key!r}{suggestion(key, TOP_LEVEL_KEYS)}; "
-                                   f"a script has: {', '.join(TOP_LEVEL_KEYS)}"))
+        if key not in allowed:
+            issues.append(((key,), f"unknown top-level key {key!r}{suggestion(key, allowed)}; "
+                                   f"a script has: {', '.join(allowed)}"))
     for key in ("name", "description"):
         if key in doc and not isinstance(doc[key], str):
             issues.append(((key,), f"{key} must be text, got {shown(doc[key])}"))

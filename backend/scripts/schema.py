@@ -34,8 +34,11 @@ def op_schema(op: Op) -> dict:
     return {"title": op.name, "description": op.doc, **out}
 
 
-def build_schema(vocabulary: Mapping[str, Op] = SCRIPT_VOCABULARY) -> dict:
-    """The whole script's schema: ``name``, ``description``, ``cluster`` and ``steps``."""
+def build_schema(vocabulary: Mapping[str, Op] = SCRIPT_VOCABULARY, extra_keys: Mapping | None = None,
+                 title: str = "Kafka Controller Lab fault script", source: str = "backend/scripts/vocabulary.py",
+                 required: tuple[str, ...] = ("cluster", "steps")) -> dict:
+    """The whole script's schema: ``name``, ``description``, ``cluster`` and ``steps`` (plus
+    ``extra_keys``, the top-level keys a format such as lessons adds)."""
     step = {
         "type": "object",
         "required": ["op"],
@@ -45,17 +48,17 @@ def build_schema(vocabulary: Mapping[str, Op] = SCRIPT_VOCABULARY) -> dict:
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "Kafka Controller Lab fault script",
-        "description": "Generated from backend/scripts/vocabulary.py by backend.scripts.schema; "
-                       "do not edit by hand.",
+        "title": title,
+        "description": f"Generated from {source}; do not edit by hand.",
         "type": "object",
         "additionalProperties": False,
-        "required": ["cluster", "steps"],
+        "required": list(required),
         "properties": {
             "name": {"type": "string", "description": "a title"},
             "description": {"type": "string", "description": "what the script shows"},
             "cluster": {**fields_schema(CLUSTER_FIELDS), "description": "the cluster the script starts from"},
             "steps": {"type": "array", "items": {"$ref": "#/$defs/step"}, "description": "run in order"},
+            **{key: key_type.schema() for key, key_type in (extra_keys or {}).items()},
         },
         "$defs": {"step": step, **{f"op.{name}": op_schema(op) for name, op in vocabulary.items()}},
     }

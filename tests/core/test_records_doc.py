@@ -25,7 +25,7 @@ def test_every_example_is_a_valid_record_and_every_kind_has_one():
     headers = [b for b in blocks if b.get("kind") == "session"]
     assert len(headers) == 1 and SessionHeader.from_dict(headers[0])
     records = [Record.from_dict(b) for b in blocks if b.get("kind") != "session"]
-    assert {r.kind for r in records} == set(KINDS) - {"lesson"}
+    assert {r.kind for r in records} == set(KINDS)
 
 
 def test_the_kinds_table_names_every_kind():

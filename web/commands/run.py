@@ -30,24 +30,33 @@ def register(subparsers) -> None:
 def run(args) -> int:
     import logging
 
+    from backend.lessons.loader import load_lesson
+    from backend.lessons.runner import LessonRunner
+    from backend.lessons.vocabulary import LESSON_KEYS, LESSON_VOCABULARY
     from backend.runtime.runner import ScriptRunner, embedded_zookeeper
     from backend.scripts.loader import ScriptError, load_script
 
-    try:
-        script = load_script(args.script)
+    try:  # a lesson is a script with minutes: and teaching steps; both are checked in full first
+        script = load_script(args.script, vocabulary=LESSON_VOCABULARY, extra_keys=LESSON_KEYS)
+        lesson = load_lesson(args.script) if "minutes" in script.meta else None
     except ScriptError as error:
         print(f"kclab run: {args.script} was refused, nothing was started:\n{error}", file=sys.stderr)
         return 2
 
+    def runner(hosts, **kwargs):
+        if lesson is not None:
+            return LessonRunner(lesson, hosts, **kwargs)
+        return ScriptRunner(script, hosts, **kwargs)
+
     logging.getLogger("kazoo").setLevel(logging.ERROR)  # connection drops are faults here, and recorded
     on_record = _print_json if args.json else None
     if args.zk:
-        result = ScriptRunner(script, args.zk, args.chroot, replay_dir=args.replay_dir, keep=args.keep,
-                              on_record=on_record).run()
+        result = runner(args.zk, chroot=args.chroot, replay_dir=args.replay_dir, keep=args.keep,
+                        on_record=on_record).run()
         return _report(result)
     with embedded_zookeeper(script.cluster.zookeeper_servers) as zk:
-        result = ScriptRunner(script, zk.hosts, args.chroot, zk_control=zk, replay_dir=args.replay_dir,
-                              keep=args.keep, on_record=on_record).run()
+        result = runner(zk.hosts, chroot=args.chroot, zk_control=zk, replay_dir=args.replay_dir,
+                        keep=args.keep, on_record=on_record).run()
         if args.keep:
             print(f"ZooKeeper stays up at {zk.hosts} for inspection; Ctrl-C stops it.", file=sys.stderr, flush=True)
             _wait_for_interrupt()

@@ -1,0 +1,38 @@
+"""The JSON Schema of lesson files (the page's lesson editor shows its errors inline), generated
+from the lesson vocabulary: ``python -m backend.lessons.schema`` writes it, ``--check`` verifies
+it is current (a test runs that)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from backend.lessons.vocabulary import LESSON_KEYS, LESSON_VOCABULARY
+from backend.scripts.schema import build_schema
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "lessons" / "lesson.schema.json"
+
+
+def schema_text() -> str:
+    schema = build_schema(LESSON_VOCABULARY, LESSON_KEYS, title="Kafka Controller Lab lesson",
+                          source="backend/lessons/vocabulary.py by python -m backend.lessons.schema",
+                          required=("name", "minutes", "cluster", "steps"))
+    return json.dumps(schema, indent=2) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    text = schema_text()
+    if "--check" in argv:
+        if not SCHEMA_PATH.exists() or SCHEMA_PATH.read_text(encoding="utf-8") != text:
+            print(f"{SCHEMA_PATH} is stale; run: python -m backend.lessons.schema", file=sys.stderr)
+            return 1
+        return 0
+    SCHEMA_PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
