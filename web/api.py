@@ -33,14 +33,13 @@ def body():
     return data
 
 
-@bp.errorhandler(service.ApiError)
-def api_error(error: service.ApiError):
-    return jsonify(error.body()), error.status
-
-
 def register_error_handlers(app) -> None:
     """API errors are JSON with a reason — also those raised before any API view runs (an
     unknown /api/ path, a body over the size limit)."""
+
+    @app.errorhandler(service.ApiError)
+    def api_error(error: service.ApiError):
+        return jsonify(error.body()), error.status
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):

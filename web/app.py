@@ -7,6 +7,8 @@ Socket.IO server and sandboxes.
 
 from __future__ import annotations
 
+import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,8 +17,9 @@ from flask import Flask
 from flask_socketio import SocketIO
 
 from backend.runtime.replay import default_data_dir
-from web import api, pages, sockets
+from web import api, pages, sockets, teaching_api, teaching_sockets
 from web.broadcast import Broadcaster
+from web.classes import ClassRegistry
 from web.sandboxes import SandboxManager
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +32,9 @@ class Kclab:
     sandboxes: SandboxManager
     socketio: SocketIO
     broadcaster: Broadcaster
+    classes: ClassRegistry
     watching: dict[str, set[str]] = field(default_factory=dict)
+    class_watch: dict[str, set[str]] = field(default_factory=dict)
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -42,6 +47,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         MAX_SANDBOXES=40,
         MAX_CONTENT_LENGTH=64 * 1024,
         START_BROADCASTER=True,
+        INSTRUCTOR_TOKEN=os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12),
     )
     if test_config:
         app.config.update(test_config)
@@ -51,12 +57,16 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",
                              idle_seconds=app.config["SANDBOX_IDLE_SECONDS"],
                              max_sandboxes=app.config["MAX_SANDBOXES"], zk_control=app.config["ZK_CONTROL"])
-    state = Kclab(manager, socketio, Broadcaster(socketio, manager))
+    classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"])
+    classes.notify = teaching_sockets.notifier(socketio)
+    state = Kclab(manager, socketio, Broadcaster(socketio, manager), classes)
     app.extensions["kclab"] = state
     app.register_blueprint(api.bp)
+    app.register_blueprint(teaching_api.bp)
     api.register_error_handlers(app)
     app.register_blueprint(pages.bp)
     sockets.register(socketio)
+    teaching_sockets.register(socketio, sockets.guard)
     if app.config["START_BROADCASTER"]:
         state.broadcaster.start()
     return app

@@ -9,6 +9,7 @@ created it may act on it or watch it. Idle sandboxes are reclaimed; their replay
 from __future__ import annotations
 
 import copy
+import io
 import secrets
 import threading
 import time
@@ -41,6 +42,10 @@ class Sandbox:
     pending: list[dict] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
+    runner: Any = None
+    """A lesson being played in this sandbox (walkthroughs and class lessons), else ``None``."""
+    audience: Any = None
+    lesson_id: str | None = None
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
@@ -65,6 +70,7 @@ class Sandbox:
     def describe(self) -> dict[str, Any]:
         spec = self.cluster.spec
         return {"id": self.id, "mode": self.mode, "status": "closed" if self.closed else "running",
+                "lesson": self.lesson_id,
                 "cluster": {"brokers": list(spec.brokers), "chroot": self.cluster.chroot,
                             "topics": {t: {"partitions": s.partitions, "replication_factor": s.replication_factor}
                                        for t, s in spec.topics.items()},
@@ -110,6 +116,31 @@ class SandboxManager:
             callback(sandbox)
         return sandbox
 
+    def create_lesson_session(self, lesson, audience, mode: str = "lesson", stop_before: int | None = None,
+                              lesson_key: str | None = None, **header: Any) -> Sandbox:
+        """A sandbox whose cluster a lesson plays on (its runner owns cluster and replay log);
+        after the last step — or before ``stop_before`` — the cluster stays up for free play."""
+        from backend.lessons.runner import LessonRunner
+        with self._lock:
+            if len(self._sandboxes) >= self.max_sandboxes:
+                raise SandboxLimit(f"this server already runs {self.max_sandboxes} sandboxes; try again later")
+            session_id = new_session_id(mode)
+        bus = RecordBus(session_id)
+        runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=f"{self.chroot_root}/{session_id}",
+                              replay_dir=self.replay_dir, session_id=session_id, bus=bus, mode=mode,
+                              zk_control=self.zk_control, close_when_done=False, stop_before=stop_before,
+                              header=header, log=io.StringIO())  # its narration is in its records
+        sandbox = Sandbox(session_id, secrets.token_urlsafe(18), runner.cluster, bus, mode, runner=runner,
+                          audience=audience, lesson_id=lesson_key or lesson.id)
+        bus.subscribe(sandbox.take_records)
+        with self._lock:
+            self._sandboxes[sandbox.id] = sandbox
+        sandbox.thread = threading.Thread(target=runner.run, name=f"lesson-{session_id}", daemon=True)
+        sandbox.thread.start()
+        for callback in self.on_created:
+            callback(sandbox)
+        return sandbox
+
     def get(self, sandbox_id: str) -> Sandbox | None:
         with self._lock:
             return self._sandboxes.get(sandbox_id)
@@ -124,6 +155,13 @@ class SandboxManager:
         if sandbox is None or sandbox.closed:
             return
         sandbox.closed = True
+        if sandbox.runner is not None:
+            sandbox.audience.stop()
+            thread = getattr(sandbox, "thread", None)
+            if thread is not None:
+                thread.join(10)
+            sandbox.runner.close()
+            return
         try:
             sandbox.cluster.close()
         finally:
@@ -141,3 +179,4 @@ class SandboxManager:
     def close_all(self) -> None:
         for sandbox in self.all():
             self.close(sandbox.id)
+

@@ -19,7 +19,8 @@ def _manager():
     return _state().sandboxes
 
 
-def _guard(handler):
+def guard(handler):
+    """Run a socket handler; an ApiError becomes the acknowledgement ``{"ok": false, ...}``."""
     def wrapped(data=None):
         try:
             return handler(data if isinstance(data, dict) else {})
@@ -83,5 +84,5 @@ def register(socketio: SocketIO) -> None:
     """Bind the handlers to this app's Socket.IO server (one per app, so tests may build many)."""
     for name, handler in (("join", on_join), ("leave", on_leave), ("fault", on_fault),
                           ("records_since", on_records_since)):
-        socketio.on_event(name, _guard(handler))
+        socketio.on_event(name, guard(handler))
     socketio.on_event("disconnect", on_disconnect)

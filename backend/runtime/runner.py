@@ -60,7 +60,11 @@ class ScriptRunner:
     def __init__(self, script: Script, zk_hosts: str, chroot: str | None = None, zk_control=None,
                  replay_dir: Path | None = None, keep: bool = False, on_record: Callable[[Record], None] | None = None,
                  log: TextIO = sys.stderr, session_id: str | None = None, mode: str = "script",
-                 bus: RecordBus | None = None) -> None:
+                 bus: RecordBus | None = None, close_when_done: bool = True, stop_before: int | None = None,
+                 header: dict | None = None) -> None:
+        """``close_when_done=False`` leaves the cluster running after the last step (a walkthrough
+        goes on in free play); ``stop_before`` ends the run before that step (to fork a sandbox
+        "from step k"); ``header`` adds session-header fields (class, student)."""
         self.script = script
         self.session_id = session_id or new_session_id(mode)
         self.bus = bus or RecordBus(self.session_id)
@@ -69,13 +73,17 @@ class ScriptRunner:
         self.keep = keep
         self.log = log
         self.mode = mode
+        self.close_when_done = close_when_done
+        self.stop_before = stop_before
+        self.header_extra = dict(header or {})
         self._replay_dir = Path(replay_dir) if replay_dir else default_replay_dir()
         self._replay: ReplayWriter | None = None
         if on_record is not None:
             self.bus.subscribe(lambda records: [on_record(r) for r in records])
 
     def run(self) -> RunResult:
-        header = self.cluster.header(self.mode, APP_VERSION, lesson_id=Path(self.script.filename).stem)
+        header = self.cluster.header(self.mode, APP_VERSION,
+                                     **{"lesson_id": Path(self.script.filename).stem, **self.header_extra})
         self._replay = ReplayWriter(self._replay_dir, header)
         self.bus.subscribe(self._replay)
         result = RunResult(False, "the cluster did not start")
@@ -85,6 +93,9 @@ class ScriptRunner:
             self.before_steps()
             result = RunResult(True, f"all {len(self.script.steps)} steps passed")
             for step in self.script.steps:
+                if self.stop_before is not None and step.index >= self.stop_before:
+                    result = RunResult(True, f"stopped before step {step.index}, as asked")
+                    break
                 outcome = self.run_step(step)
                 if not outcome.ok:
                     result = RunResult(False, outcome.message, step)
@@ -93,7 +104,13 @@ class ScriptRunner:
         finally:
             self.after_run(result)
             result.replay_path = self._replay.path
-            self.cluster.close(keep=self.keep)
+            if self.close_when_done:
+                self.close()
+
+    def close(self) -> None:
+        """Stop the cluster and finish the replay log (later, if ``close_when_done`` was False)."""
+        self.cluster.close(keep=self.keep)
+        if self._replay is not None:
             self._replay.close()
 
     def before_steps(self) -> None:

@@ -39,9 +39,15 @@ def run(args) -> int:
 
 
 def _serve(args, hosts: str, zk_control) -> int:
-    config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control}
+    import os
+    import secrets
+
+    token = os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12)
+    config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token}
     url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
     banner = (f"Kafka Controller Lab is serving at {url}\n"
+              f"Instructor (keep this link to yourself): {url}instructor#token={token}\n"
+              f"Students join a class at {url}join\n"
               f"ZooKeeper: {hosts} (each sandbox under /kclab/<session-id>)\nStop with Ctrl-C.")
     if args.dev:
         from web.app import create_app

@@ -1,0 +1,171 @@
+"""Class mode: an instructor runs a lesson or a free demo on one shared cluster and every
+student's page follows it live.
+
+The instructor proves who they are with the token ``kclab serve`` prints. A class gets a short
+join code; a student joins with the code and a display name and receives a pseudonym (what the
+records and statistics see) and a token. Students watch the class session — they never hold its
+sandbox token, so they cannot act on it — answer the questions the instructor opens, and can be
+handed a private copy of the cluster to break on their own.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from backend.runtime.faults import apply_fault
+from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
+from web.service import ApiError
+
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud in a classroom
+
+
+@dataclass
+class Student:
+    id: str  # the pseudonym
+    name: str
+    token: str
+    sandbox: str | None = None
+    sandbox_token: str | None = None
+
+
+@dataclass
+class ClassRoom:
+    id: str
+    code: str
+    instructor: str
+    students: dict[str, Student] = field(default_factory=dict)  # by token
+    session: Sandbox | None = None
+    paused: bool = False
+
+    def describe(self, for_instructor: bool = False) -> dict[str, Any]:
+        out = {"id": self.id, "code": self.code, "instructor": self.instructor, "paused": self.paused,
+               "session": self.session.id if self.session else None,
+               "lesson": self.session.lesson_id if self.session else None,
+               "students": len(self.students)}
+        if for_instructor:
+            out["students"] = [{"id": s.id, "name": s.name, "sandbox": s.sandbox} for s in self.students.values()]
+            out["session_token"] = self.session.token if self.session else None
+        return out
+
+
+class ClassRegistry:
+    def __init__(self, manager: SandboxManager, instructor_token: str) -> None:
+        self.manager = manager
+        self.instructor_token = instructor_token
+        self._classes: dict[str, ClassRoom] = {}
+        self._lock = threading.Lock()
+        self.notify: Callable[[str, str, dict], None] = lambda room, event, data: None
+        """How events reach pages (set by the socket layer): notify(room, event, payload)."""
+
+    # -- who is who ---------------------------------------------------------------------------------
+    def check_instructor(self, token: Any) -> None:
+        if not isinstance(token, str) or not hmac.compare_digest(token, self.instructor_token):
+            raise ApiError(403, "this needs the instructor token (kclab serve prints the instructor link)")
+
+    def get(self, class_id: Any) -> ClassRoom:
+        room = self._classes.get(class_id) if isinstance(class_id, str) else None
+        if room is None:
+            raise ApiError(404, f"there is no class {class_id!r}")
+        return room
+
+    def student(self, room: ClassRoom, token: Any) -> Student:
+        student = room.students.get(token) if isinstance(token, str) else None
+        if student is None:
+            raise ApiError(403, "you are not a member of this class: join it with its code first")
+        return student
+
+    # -- the instructor -------------------------------------------------------------------------------
+    def create(self, instructor_token: Any, instructor: Any = None) -> ClassRoom:
+        self.check_instructor(instructor_token)
+        name = instructor if isinstance(instructor, str) and instructor.strip() else "instructor"
+        with self._lock:
+            code = self._new_code()
+            room = ClassRoom(secrets.token_hex(4), code, name.strip()[:40])
+            self._classes[room.id] = room
+        return room
+
+    def start_session(self, room: ClassRoom, lesson=None, lesson_key: str | None = None, spec=None) -> Sandbox:
+        """A new shared cluster for the class: a lesson, or a free demo. The old one is closed."""
+        from web.audience import WebAudience
+        old = room.session
+        try:
+            if lesson is not None:
+                audience = WebAudience(on_answer=lambda q, counts: self.notify(
+                    f"class:{room.id}:instructor", "class_answers", {"question": q, "counts": counts}))
+                session = self.manager.create_lesson_session(lesson, audience, mode="class", lesson_key=lesson_key,
+                                                             class_id=room.id)
+            else:
+                session = self.manager.create(spec, mode="class", class_id=room.id)
+        except SandboxLimit as exc:
+            raise ApiError(503, str(exc)) from None
+        room.session = session
+        if old is not None:
+            self.manager.close(old.id)
+        self.notify(f"class:{room.id}", "class_session", {"class": room.id, "sandbox": session.id})
+        return session
+
+    def set_paused(self, room: ClassRoom, paused: bool) -> None:
+        room.paused = bool(paused)
+        self.notify(f"class:{room.id}", "class_paused", {"class": room.id, "paused": room.paused})
+
+    def fork(self, room: ClassRoom) -> list[dict[str, Any]]:
+        """Give every student a private cluster like the class's now: the same cluster, with the
+        faults the class session applied replayed in order."""
+        if room.session is None:
+            raise ApiError(409, "the class has no session to copy yet")
+        faults = [(r.op, (r.detail or {}).get("args", {})) for r in room.session.bus.since(0)
+                  if r.kind == "fault" and r.to_state == "applied"]
+        spec = room.session.cluster.spec
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            return list(pool.map(lambda s: self._fork_one(room, s, spec, faults), list(room.students.values())))
+
+    def _fork_one(self, room: ClassRoom, student: Student, spec, faults) -> dict[str, Any]:
+        try:
+            sandbox = self.manager.create(spec, mode="sandbox", class_id=room.id, student=student.id)
+        except SandboxLimit as exc:
+            return {"student": student.id, "error": str(exc)}
+        for op, args in faults:
+            apply_fault(sandbox.cluster, op, args, source="fork")
+            sandbox.cluster.wait_stable(10)
+        if student.sandbox is not None:
+            self.manager.close(student.sandbox)
+        student.sandbox, student.sandbox_token = sandbox.id, sandbox.token
+        self.notify(f"student:{student.token}", "private_sandbox", {"class": room.id, "sandbox": sandbox.id,
+                                                                     "token": sandbox.token})
+        return {"student": student.id, "sandbox": sandbox.id}
+
+    # -- students ---------------------------------------------------------------------------------------
+    def join(self, code: Any, name: Any) -> tuple[ClassRoom, Student]:
+        if not isinstance(name, str) or not name.strip() or len(name) > 40:
+            raise ApiError(400, "give a display name of 1 to 40 characters")
+        code = code.strip().upper() if isinstance(code, str) else code
+        room = next((r for r in self._classes.values() if r.code == code), None)
+        if room is None:
+            raise ApiError(404, f"no class has the code {code!r}")
+        with self._lock:
+            student = Student(f"s-{secrets.token_hex(3)}", name.strip(), secrets.token_urlsafe(16))
+            room.students[student.token] = student
+        self.notify(f"class:{room.id}:instructor", "class_students", room.describe(for_instructor=True))
+        return room, student
+
+    def answer(self, room: ClassRoom, token: Any, question: Any, given: Any) -> dict[str, int]:
+        student = self.student(room, token)
+        if room.session is None or room.session.audience is None:
+            raise ApiError(409, "no question is open")
+        if room.session.audience.open_question != question:
+            raise ApiError(409, f"question {question!r} is not open")
+        if not isinstance(given, (str, int)) or not str(given).strip():
+            raise ApiError(400, "an answer must be a non-empty text or number")
+        return room.session.audience.answer(student.id, question, str(given))
+
+    def _new_code(self) -> str:
+        taken = {r.code for r in self._classes.values()}
+        while True:
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
+            if code not in taken:
+                return code

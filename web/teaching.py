@@ -1,0 +1,146 @@
+"""Lessons in the browser: the lesson list, walkthroughs (next, back, restart, try it yourself)
+and the checks behind the lesson editor. The HTTP API and the socket handlers call these.
+
+A cluster cannot be rewound, so *back* and *try it yourself* start a fresh cluster and replay
+the lesson up to the wanted step without pausing — the same story, told quickly — and hand the
+page the new session to join.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from backend.lessons.loader import LESSONS_DIR, Lesson, LessonEntry, list_lessons, parse_lesson
+from backend.scripts.loader import ScriptError
+from web.audience import WebAudience
+from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
+from web.service import ApiError, sandbox_for
+
+
+def lesson_entries(uploads: Path | None = None) -> list[LessonEntry]:
+    entries = list_lessons(LESSONS_DIR)
+    if uploads is not None and uploads.is_dir():
+        for directory in sorted(p for p in uploads.iterdir() if p.is_dir()):
+            entries += [LessonEntry(f"{directory.name}/{e.id}", e.path, e.lesson, e.error)
+                        for e in list_lessons(directory)]
+    return entries
+
+
+def describe_entry(entry: LessonEntry) -> dict[str, Any]:
+    if entry.lesson is None:
+        return {"id": entry.id, "broken": True, "error": entry.error}
+    lesson = entry.lesson
+    return {"id": entry.id, "broken": False, "title": lesson.title, "summary": lesson.summary,
+            "minutes": lesson.minutes, "steps": [_describe_step(s) for s in lesson.steps]}
+
+
+def _describe_step(step) -> dict[str, Any]:
+    text = {"say": step.args.get("text"), "predict": step.args.get("question"),
+            "pause": step.args.get("prompt"), "highlight": step.args.get("note")}.get(step.op)
+    return {"index": step.index, "op": step.op, "text": text}
+
+
+def find_lesson(lesson_id: Any, uploads: Path | None = None) -> Lesson:
+    for entry in lesson_entries(uploads):
+        if entry.id == lesson_id:
+            if entry.lesson is None:
+                raise ApiError(409, f"lesson {lesson_id!r} is broken and cannot be played: {entry.error}")
+            return entry.lesson
+    raise ApiError(404, f"there is no lesson {lesson_id!r}")
+
+
+def start_walkthrough(manager: SandboxManager, lesson: Lesson, lesson_key: str, from_step: int = 0,
+                      **header: Any) -> Sandbox:
+    """Play ``lesson`` for one student; pauses before ``from_step`` are skipped (rewinding)."""
+    try:
+        return manager.create_lesson_session(lesson, WebAudience(fast_forward_to=from_step), lesson_key=lesson_key,
+                                             **header)
+    except SandboxLimit as exc:
+        raise ApiError(503, str(exc)) from None
+
+
+def walkthrough_for(manager: SandboxManager, sandbox_id: Any, token: Any) -> Sandbox:
+    sandbox = sandbox_for(manager, sandbox_id, token)
+    if sandbox.runner is None:
+        raise ApiError(409, "this sandbox is not playing a lesson")
+    return sandbox
+
+
+def press_continue(manager: SandboxManager, sandbox_id: Any, token: Any) -> dict[str, Any]:
+    sandbox = walkthrough_for(manager, sandbox_id, token)
+    if not sandbox.audience.press_continue():
+        raise ApiError(409, "the lesson is not waiting for Continue right now")
+    return {"ok": True}
+
+
+def answer(manager: SandboxManager, sandbox_id: Any, token: Any, question: Any, given: Any,
+           student: str = "student") -> dict[str, Any]:
+    sandbox = walkthrough_for(manager, sandbox_id, token)
+    if not isinstance(given, (str, int)) or str(given).strip() == "":
+        raise ApiError(400, "an answer must be a non-empty text or number")
+    if sandbox.audience.open_question != question:
+        raise ApiError(409, f"question {question!r} is not open (the open one is {sandbox.audience.open_question!r})")
+    return {"ok": True, "counts": sandbox.audience.answer(student, question, str(given))}
+
+
+def rewind(manager: SandboxManager, sandbox_id: Any, token: Any, to_step: Any, uploads: Path | None = None,
+           free_play: bool = False) -> Sandbox:
+    """Back, restart (``to_step`` 1) or try-it-yourself (``free_play``): a fresh session that
+    replays the lesson up to ``to_step``. The old session is closed (its replay log stays)."""
+    old = walkthrough_for(manager, sandbox_id, token)
+    lesson = find_lesson(old.lesson_id, uploads)
+    if not isinstance(to_step, int) or not 1 <= to_step <= len(lesson.steps) + 1:
+        raise ApiError(400, f"step must be between 1 and {len(lesson.steps) + 1}")
+    if free_play:
+        try:
+            new = manager.create_lesson_session(lesson, WebAudience(fast_forward_to=to_step), mode="sandbox",
+                                                stop_before=to_step, lesson_key=old.lesson_id)
+        except SandboxLimit as exc:
+            raise ApiError(503, str(exc)) from None
+    else:
+        new = start_walkthrough(manager, lesson, old.lesson_id, from_step=to_step)
+        manager.close(old.id)
+    return new
+
+
+def check_lesson_text(text: Any) -> dict[str, Any]:
+    """What the lesson editor shows: every problem with its line, or that the lesson is fine."""
+    if not isinstance(text, str):
+        raise ApiError(400, "send the lesson as text: {\"text\": \"name: ...\"}")
+    try:
+        lesson = parse_lesson(text, "lesson.yaml", "draft")
+    except ScriptError as error:
+        return {"ok": False, "problems": [{"line": p.line, "message": p.message} for p in error.problems]}
+    return {"ok": True, "problems": [], "title": lesson.title, "steps": len(lesson.steps)}
+
+
+def save_lesson(uploads: Path, instructor: str, lesson_id: Any, text: Any) -> dict[str, Any]:
+    """Store an instructor's lesson — only if it is valid, so a bad upload never replaces a good
+    one (it is written to a temporary file and renamed into place)."""
+    if not isinstance(lesson_id, str) or not lesson_id.replace("_", "").isalnum() or not lesson_id.islower():
+        raise ApiError(400, "a lesson id is lower-case letters, digits and _ (it becomes the file name)")
+    checked = check_lesson_text(text)
+    if not checked["ok"]:
+        raise ApiError(400, "the lesson has problems; nothing was saved", problems=checked["problems"])
+    directory = uploads / instructor
+    directory.mkdir(parents=True, exist_ok=True)
+    temporary = directory / f".{lesson_id}.yaml.tmp"
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(directory / f"{lesson_id}.yaml")
+    return {"ok": True, "id": f"{instructor}/{lesson_id}"}
+
+
+def dry_run(text: Any, zk_hosts: str, replay_dir: Path, zk_control=None) -> dict[str, Any]:
+    """Play a draft lesson headless, as CI would: does every expect and every answer hold?"""
+    from backend.lessons.runner import LessonRunner
+    checked = check_lesson_text(text)
+    if not checked["ok"]:
+        return checked
+    lesson = parse_lesson(text, "draft.yaml", "draft")
+    result = LessonRunner(lesson, zk_hosts, replay_dir=replay_dir, zk_control=zk_control, mode="script",
+                          log=io.StringIO()).run()
+    return {"ok": result.ok, "message": result.message, "problems": [] if result.ok else [
+        {"line": result.step.line if result.step else 0, "message": result.message}]}
+

@@ -1,0 +1,69 @@
+"""Socket.IO handlers for lessons and classes: a student's Continue and answers in a
+walkthrough; joining a class (the pages follow its session live) and answering its questions."""
+
+from __future__ import annotations
+
+from flask import current_app, request
+from flask_socketio import SocketIO, emit, join_room, leave_room
+
+from web import teaching
+from web.broadcast import room as sandbox_room
+
+
+def _state():
+    return current_app.extensions["kclab"]
+
+
+def on_lesson_continue(data):
+    return teaching.press_continue(_state().sandboxes, data.get("sandbox"), data.get("token"))
+
+
+def on_lesson_answer(data):
+    return teaching.answer(_state().sandboxes, data.get("sandbox"), data.get("token"), data.get("question"),
+                           data.get("answer"))
+
+
+def on_join_class(data):
+    """A student (their token) or the instructor (the instructor token) follows the class: its
+    room for class events, and the current session's room for its records (watching only)."""
+    registry = _state().classes
+    room = registry.get(data.get("class"))
+    token = data.get("token")
+    is_instructor = token == registry.instructor_token
+    if not is_instructor:
+        student = registry.student(room, token)
+        join_room(f"student:{student.token}")
+    join_room(f"class:{room.id}")
+    if is_instructor:
+        join_room(f"class:{room.id}:instructor")
+    for previous in list(_state().class_watch.get(request.sid, ())):
+        leave_room(sandbox_room(previous))
+    answer = {"ok": True, "class": room.describe(for_instructor=is_instructor), "snapshot": None}
+    if room.session is not None:
+        join_room(sandbox_room(room.session.id))
+        _state().class_watch[request.sid] = {room.session.id}
+        answer["snapshot"] = room.session.snapshot()
+        catch_up = [r.to_dict() for r in room.session.bus.since(answer["snapshot"]["seq"] + 1)]
+        if catch_up:
+            emit("records", {"sandbox": room.session.id, "records": catch_up})
+    return answer
+
+
+def on_class_answer(data):
+    registry = _state().classes
+    room = registry.get(data.get("class"))
+    return {"ok": True, "counts": registry.answer(room, data.get("token"), data.get("question"), data.get("answer"))}
+
+
+def register(socketio: SocketIO, guard) -> None:
+    for name, handler in (("lesson_continue", on_lesson_continue), ("lesson_answer", on_lesson_answer),
+                          ("join_class", on_join_class), ("class_answer", on_class_answer)):
+        socketio.on_event(name, guard(handler))
+
+
+def notifier(socketio: SocketIO):
+    """How the class registry reaches pages: an event to a room."""
+    def notify(room: str, event: str, payload: dict) -> None:
+        socketio.emit(event, payload, to=room)
+    return notify
+
