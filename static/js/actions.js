@@ -1,0 +1,118 @@
+/**
+ * Which faults apply right now, and why not: the same checks as backend/runtime/faults.py,
+ * made on the page's view so a button can be disabled with a reason before the student clicks.
+ * The server checks again (the view may be a moment old); its refusal is shown as an alert.
+ * Pure: no DOM, tested by node (tests/js/actions.test.mjs).
+ */
+
+// Kafka 2.8's ControllerEvent names a broker can be paused in (backend/scripts/vocabulary.py),
+// used until /api/vocabulary answers with the list.
+export const EVENT_NAMES = [
+  'Startup', 'ControllerChange', 'Reelect', 'RegisterBrokerAndReelect', 'Expire', 'BrokerChange',
+  'BrokerModifications', 'TopicChange', 'PartitionModifications', 'TopicDeletion',
+  'TopicDeletionStopReplicaResponseReceived', 'ZkPartitionReassignment', 'IsrChangeNotification',
+  'LeaderAndIsrResponseReceived', 'UpdateMetadataResponseReceived', 'ReplicaLeaderElection',
+  'AutoPreferredReplicaLeaderElection', 'ControlledShutdown', 'UncleanLeaderElectionEnable',
+  'TopicUncleanLeaderElectionEnable',
+];
+
+export const BROKER_STATES = {
+  alive: {label: 'alive', icon: '●'},
+  crashed: {label: 'crashed', icon: '✖'},
+  paused: {label: 'paused', icon: '❚❚'},
+  shutting_down: {label: 'shutting down', icon: '⏏'},
+  stopped: {label: 'stopped', icon: '■'},
+};
+
+export function stateLabel(state) {
+  return BROKER_STATES[state]?.label ?? String(state ?? 'unknown');
+}
+
+/** Broker ids to draw: the sandbox's configured brokers and any the records mention, sorted. */
+export function brokerIds(view, cluster) {
+  const ids = new Set((cluster?.brokers ?? []).map(Number));
+  for (const broker of Object.values(view.brokers)) ids.add(broker.id);
+  return [...ids].sort((a, b) => a - b);
+}
+
+export function brokerState(view, id) {
+  return view.brokers[String(id)]?.state ?? 'stopped';
+}
+
+/** Topic names: /brokers/topics/<t> znodes and topics of known partitions. */
+export function topics(view) {
+  const names = new Set(Object.values(view.partitions).map((p) => p.topic));
+  for (const path of Object.keys(view.znodes)) {
+    const m = /^\/brokers\/topics\/([^/]+)$/.exec(path);
+    if (m) names.add(m[1]);
+  }
+  return [...names].sort();
+}
+
+export function partitionKeys(view) {
+  return Object.values(view.partitions)
+    .sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition))
+    .map((p) => `${p.topic}-${p.partition}`);
+}
+
+function need(broker, state, verb, allowed) {
+  if (allowed.includes(state)) return null;
+  const words = allowed.map(stateLabel);
+  const list = words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}` : words[0];
+  return `Broker ${broker} is ${stateLabel(state)}, so it cannot be ${verb} (it must be ${list}).`;
+}
+
+/** The broker menu: every action, enabled or with the reason it does not apply. */
+export function brokerActions(view, broker) {
+  const state = brokerState(view, broker);
+  const armed = view.brokers[String(broker)]?.pause_armed ?? null;
+  const item = (id, op, label, verb, allowed, extra = {}) => {
+    const reason = need(broker, state, verb, allowed);
+    return {id, op, label, fields: {broker}, enabled: reason === null, reason, ...extra};
+  };
+  const actions = [
+    item('crash', 'crash_broker', 'Crash', 'crashed', ['alive', 'paused', 'shutting_down']),
+    item('restart', 'start_broker', 'Restart', 'started', ['crashed', 'stopped']),
+    item('shutdown', 'shutdown_broker', 'Controlled shutdown', 'shut down', ['alive']),
+    item('pause', 'pause_broker', 'Pause now', 'paused', ['alive']),
+    item('pause_during', 'pause_broker', 'Pause during…', 'paused', ['alive'], {needs: 'during'}),
+    item('resume', 'resume_broker', 'Resume', 'resumed', ['paused']),
+    item('expire', 'expire_session', 'Expire session', 'expired', ['alive', 'paused']),
+  ];
+  const resume = actions.find((a) => a.id === 'resume');
+  if (!resume.enabled && armed) {
+    Object.assign(resume, {enabled: true, reason: null, label: `Disarm the pause during ${armed}`});
+  }
+  const during = actions.find((a) => a.id === 'pause_during');
+  if (during.enabled && armed) {
+    Object.assign(during, {enabled: false, reason: `Broker ${broker} will already pause during ${armed}.`});
+  }
+  return actions;
+}
+
+/** The palette's cluster-wide actions. */
+export function paletteActions(view, {unclean = false} = {}) {
+  const controller = view.controller;
+  const ctrlState = controller ? brokerState(view, controller.id) : null;
+  const killable = ctrlState !== null && ['alive', 'paused', 'shutting_down'].includes(ctrlState);
+  const hasTopics = topics(view).length > 0;
+  const hasPartitions = partitionKeys(view).length > 0;
+  const running = Object.values(view.brokers).some((b) => b.state === 'alive');
+  const off = (ok, reason) => (ok ? {enabled: true, reason: null} : {enabled: false, reason});
+  return [
+    {id: 'kill_controller', op: 'crash_broker', label: controller ? `Kill the controller (broker ${controller.id})` : 'Kill the controller',
+      fields: controller ? {broker: controller.id} : {},
+      ...off(killable, controller ? `The controller's broker ${controller.id} is ${stateLabel(ctrlState)}.` : 'There is no controller right now.')},
+    {id: 'delete_controller', op: 'delete_controller_znode', label: 'Delete /controller', fields: {},
+      ...off('/controller' in view.znodes, '/controller does not exist right now: there is no controller to remove.')},
+    {id: 'create_topic', op: 'create_topic', label: 'Create topic…', fields: {}, needs: 'form', enabled: true, reason: null},
+    {id: 'delete_topic', op: 'delete_topic', label: 'Delete topic…', fields: {}, needs: 'form', ...off(hasTopics, 'There is no topic to delete.')},
+    {id: 'add_partitions', op: 'add_partitions', label: 'Add partitions…', fields: {}, needs: 'form', ...off(hasTopics, 'There is no topic to grow.')},
+    {id: 'reassign', op: 'reassign_partitions', label: 'Reassign…', fields: {}, needs: 'form', ...off(hasPartitions, 'There is no partition to reassign.')},
+    {id: 'preferred', op: 'preferred_election', label: 'Preferred election…', fields: {}, needs: 'form', ...off(hasPartitions, 'There is no partition.')},
+    {id: 'stall', op: 'stall_follower', label: 'Stall follower…', fields: {}, needs: 'form', ...off(running, 'No broker is running.')},
+    {id: 'resume_follower', op: 'resume_follower', label: 'Resume follower…', fields: {}, needs: 'form', ...off(running, 'No broker is running.')},
+    {id: 'unclean', op: 'set_config', label: `Unclean leader election: ${unclean ? 'on' : 'off'}`, pressed: unclean,
+      fields: {name: 'unclean.leader.election.enable', value: !unclean}, enabled: true, reason: null},
+  ];
+}

@@ -1,0 +1,213 @@
+/**
+ * The page's wiring: a source of records (the server's sandbox, or a replay log with
+ * `?replay=URL`) feeds the record store; the views draw the store's view once per animation
+ * frame, however many records arrived since the last one; controls act through `act`.
+ * The page root (<body id="app">) carries data-seq (the last applied seq) and data-mode.
+ */
+import {Api} from './api.js';
+import {choose, createControls} from './controls.js';
+import {RecordStore} from './records.js';
+import {replaySource} from './replay-source.js';
+import {openSandbox, sandboxSource} from './sandbox.js';
+import {createClusterView} from './views/cluster.js';
+import {createControllerView} from './views/controller.js';
+import {createPartitionsView} from './views/partitions.js';
+import {createTimelineView} from './views/timeline.js';
+import {createZookeeperView} from './views/zookeeper.js';
+
+const ANIMATE_AT_MOST = 60; // more records than this in one frame: jump, do not animate
+const AUTO_HISTORY = 20000; // a joining page fetches the records before its snapshot if fewer than this
+
+const api = new Api();
+const store = new RecordStore();
+const root = document.body;
+const $ = (id) => document.getElementById(id);
+let source = null;
+let vocabulary = null;
+let frame = null;
+let pending = {jumped: true, applied: 0, records: []};
+const KEEP_APPLIED = 500; // records handed to the views per frame (for one-off effects), the newest
+
+const controls = createControls({
+  palette: $('palette'), playback: $('playback'), errors: $('errors'), infos: $('infos'),
+  settingsButton: $('settings-button'), helpButton: $('help-button'),
+}, {store, act, getCluster: () => source?.cluster ?? null, getVocabulary: () => vocabulary, createSandbox});
+
+const views = [ // the timeline first: it sets a scroll offset, which lays out its (contained) list
+  createTimelineView($('timeline'), {store, invalidate, onScrub: (seq) => store.scrubTo(seq)}),
+  createClusterView($('cluster'), {onBrokerClick: (id, element) => controls.openBrokerMenu(id, element)}),
+  createPartitionsView($('partitions')),
+  createControllerView($('controllers')),
+  createZookeeperView($('zookeeper')),
+];
+
+store.on('view', (e) => {
+  pending.jumped ||= e.jumped;
+  pending.applied += e.applied.length;
+  pending.records = e.jumped ? [] : [...pending.records, ...e.applied].slice(-KEEP_APPLIED);
+  invalidate();
+});
+store.on('records', invalidate);
+store.on('mode', invalidate);
+store.on('error', (e) => controls.alerts.error(e.message));
+store.on('status', (s) => {
+  $('gap').textContent = s.gap ? `waiting for records ${s.gap.from}–${s.gap.to}${s.fetching ? ' (fetching)' : ''}` : '';
+});
+
+/** Ask for one render on the next animation frame (many calls, one render). */
+function invalidate() {
+  if (frame === null) frame = requestAnimationFrame(draw);
+}
+
+const stats = {draws: 0, drawMs: 0, maxDrawMs: 0, ingestMs: 0, maxIngestMs: 0, views: []}; // ms; views: per view, then controls
+
+function draw() {
+  frame = null;
+  const started = performance.now();
+  const ctx = {
+    seq: store.seq, head: store.head, mode: store.mode, speed: store.speed, cluster: source?.cluster ?? null,
+    jumped: pending.jumped, animate: !pending.jumped && pending.applied <= ANIMATE_AT_MOST && !document.hidden,
+    applied: pending.records, invalidate,
+  };
+  pending = {jumped: false, applied: 0, records: []};
+  const view = store.view;
+  views.forEach((v, i) => {
+    const t = performance.now();
+    v.render(view, ctx);
+    stats.views[i] = (stats.views[i] ?? 0) + performance.now() - t;
+  });
+  const t = performance.now();
+  controls.render();
+  stats.views[views.length] = (stats.views[views.length] ?? 0) + performance.now() - t;
+  root.dataset.seq = String(store.seq);
+  root.dataset.mode = store.mode;
+  const took = performance.now() - started;
+  stats.draws += 1;
+  stats.drawMs += took;
+  stats.maxDrawMs = Math.max(stats.maxDrawMs, took);
+}
+
+/** Carry out a fault; while paused or scrubbed back, ask first whether to return to live. */
+async function act(op, fields, label = op) {
+  if (!source) return null;
+  if (!store.isLive()) {
+    const where = `${store.mode === 'paused' ? 'paused' : 'looking at the past'}, at #${store.seq} of ${store.head}`;
+    const choice = await choose('Return to live first?',
+      `You are ${where}. “${label}” acts on the cluster as it is now.`,
+      [{value: 'live', label: 'Return to live, then act'}, {value: 'stay', label: 'Act, and stay here'}]);
+    if (choice === null) return null;
+    if (choice === 'live') store.goLive();
+  }
+  let answer;
+  try {
+    answer = await source.fault(op, fields);
+  } catch (error) {
+    controls.alerts.error(`${label} failed: ${error.message}`);
+    return null;
+  }
+  if (answer?.ok) controls.alerts.info(`${label}: ${answer.message ?? 'done'}`);
+  else controls.alerts.error(`${label} was refused: ${answer?.error ?? 'no reason given'}`);
+  return answer;
+}
+
+function status(text) {
+  $('connection').textContent = text;
+}
+
+function startSource(next) {
+  source?.close();
+  source = next;
+  store.clear();
+  store.setFetcher(next.fetchRecords);
+  $('source-label').textContent = next.label;
+  next.start({
+    onSnapshot: (snapshot) => {
+      const first = !store.ready;
+      store.applySnapshot(snapshot);
+      // A short history is fetched at once, so the timeline (and every cause) goes back to seq 0.
+      if (first && snapshot.seq >= 0 && snapshot.seq < AUTO_HISTORY) store.loadHistory();
+    },
+    onRecords: (records) => {
+      const started = performance.now();
+      store.ingest(records);
+      const took = performance.now() - started;
+      stats.ingestMs += took;
+      stats.maxIngestMs = Math.max(stats.maxIngestMs, took);
+    },
+    onStatus: status,
+    onJoinError: (message) => joinFailed(message),
+    onConnection: connection,
+  });
+  invalidate();
+}
+
+let lost = false;
+
+/** A lost connection is an alert (once, until it is back); its return is a note. */
+function connection(up, message) {
+  if (!up && !lost) controls.alerts.error(message);
+  if (up && lost) controls.alerts.info('Connected again: the page fetched what it missed.');
+  lost = !up;
+}
+
+async function joinFailed(message) {
+  controls.alerts.error(`Could not join the sandbox: ${message}`);
+  if (source?.kind !== 'sandbox') return;
+  try {
+    const sandbox = await openSandbox(api); // gone from the server? then this makes a new one
+    if (sandbox.id !== source.id) {
+      controls.alerts.info(`Started a new sandbox (${sandbox.id}).`);
+      startSource(sandboxSource(api, await socketIo(), sandbox));
+    }
+  } catch (error) {
+    controls.alerts.error(`Could not start a sandbox: ${error.message}`);
+  }
+}
+
+/** A new sandbox with the settings form's shape (the old one is deleted). */
+async function createSandbox(cluster) {
+  status('creating a sandbox…');
+  try {
+    const old = source;
+    const sandbox = await openSandbox(api, {cluster, fresh: true});
+    if (old?.kind === 'sandbox') old.remove();
+    startSource(sandboxSource(api, await socketIo(), sandbox));
+    controls.alerts.info(`New sandbox ${sandbox.id}: brokers ${sandbox.cluster?.brokers?.join(', ') ?? '?'}.`);
+  } catch (error) {
+    status('no sandbox');
+    controls.alerts.error(`Could not create the sandbox: ${error.message}`);
+  }
+}
+
+async function socketIo() {
+  const module = await import('/vendor/socket.io.mjs');
+  return module.io;
+}
+
+async function boot() {
+  const params = new URLSearchParams(window.location.search);
+  try {
+    if (params.has('replay')) {
+      const rate = params.get('rate') ?? '40';
+      startSource(await replaySource(params.get('replay'), {
+        snapshot: Number(params.get('snapshot') ?? -1), rate: rate === 'all' ? 'all' : Number(rate),
+        chaos: params.get('chaos') === '1'}));
+      return;
+    }
+    status('opening the sandbox…');
+    const [sandbox, io] = await Promise.all([openSandbox(api), socketIo()]);
+    startSource(sandboxSource(api, io, sandbox));
+    vocabulary = await api.vocabulary().catch((error) => {
+      controls.alerts.error(`Could not load the fault vocabulary: ${error.message}`);
+      return null;
+    });
+    invalidate();
+  } catch (error) {
+    status('no sandbox');
+    controls.alerts.error(`Could not open a sandbox: ${error.message}`);
+  }
+}
+
+// For the console and for browser tests: the store, act, time spent (ms), the current source.
+window.kclab = {store, act, stats, get source() { return source; }};
+boot();

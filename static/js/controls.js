@@ -1,0 +1,43 @@
+/**
+ * Everything a student clicks or types, wired to the store and to `act` (which sends faults):
+ * the broker menu, the fault palette, playback, keyboard shortcuts with their help overlay,
+ * the sandbox settings form and the message area. Each lives in its own module under controls/.
+ */
+import {EVENT_NAMES} from './actions.js';
+import {createAlerts} from './controls/alerts.js';
+import {createBrokerMenu} from './controls/broker-menu.js';
+import {createHelp, installKeyboard} from './controls/keyboard.js';
+import {createPalette} from './controls/palette.js';
+import {createPlayback} from './controls/playback.js';
+import {openSettings} from './controls/settings.js';
+
+export {choose} from './controls/dialogs.js';
+
+/**
+ * elements: {palette, playback, errors, infos, settingsButton, helpButton};
+ * app: {store, act(op, fields, label), getCluster(), getVocabulary(), createSandbox(cluster)}.
+ */
+export function createControls(elements, app) {
+  const alerts = createAlerts(elements.errors, elements.infos);
+  const help = createHelp();
+  const eventNames = () => {
+    const op = app.getVocabulary()?.ops?.find((o) => o.name === 'pause_broker');
+    const choices = op?.schema?.properties?.during?.enum ?? op?.fields?.find((f) => f.name === 'during')?.choices;
+    return Array.isArray(choices) && choices.length ? choices : EVENT_NAMES;
+  };
+  const brokerMenu = createBrokerMenu({getView: () => app.store.headView, act: app.act, eventNames});
+  const palette = createPalette(elements.palette, {getView: () => app.store.headView, getCluster: app.getCluster,
+    act: app.act, getVocabulary: app.getVocabulary});
+  const playback = createPlayback(elements.playback, app.store);
+  installKeyboard({store: app.store, toggleHelp: help.toggle});
+  elements.helpButton.addEventListener('click', help.toggle);
+  elements.settingsButton.addEventListener('click', () => openSettings(app.getCluster(), app.createSandbox));
+  return {
+    alerts,
+    openBrokerMenu: brokerMenu.open,
+    render() {
+      palette.render();
+      playback.render();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * The page's sandbox on the server: resume the one whose id and token are kept in
+ * localStorage, or create one; then a "source" the app reads records from — a Socket.IO join
+ * (snapshot, then live records) with the HTTP API for missing ranges and for faults when the
+ * socket is down.
+ */
+import {connectSandbox} from './socket.js';
+
+const KEY = 'kclab.sandbox';
+
+export function savedSandbox() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(KEY) ?? 'null');
+    return saved?.id && saved?.token ? saved : null;
+  } catch {
+    return null;
+  }
+}
+
+export function forgetSandbox() {
+  localStorage.removeItem(KEY);
+}
+
+/** The saved sandbox if the server still has it, else a new one: {id, token, cluster, resumed}. */
+export async function openSandbox(api, {cluster = undefined, fresh = false} = {}) {
+  const saved = fresh ? null : savedSandbox();
+  if (saved) {
+    try {
+      const info = await api.getSandbox(saved.id, saved.token);
+      return {...saved, cluster: info.cluster, resumed: true};
+    } catch (error) {
+      if (error.status !== 404 && error.status !== 403) throw error;
+      forgetSandbox(); // the server no longer has it (restarted, or it expired): make a new one
+    }
+  }
+  const created = await api.createSandbox(cluster ?? {});
+  localStorage.setItem(KEY, JSON.stringify({id: created.id, token: created.token}));
+  return {id: created.id, token: created.token, cluster: created.cluster, resumed: false};
+}
+
+export function sandboxSource(api, io, sandbox) {
+  let link = null;
+  return {
+    kind: 'sandbox',
+    id: sandbox.id,
+    label: `sandbox ${sandbox.id}`,
+    cluster: sandbox.cluster,
+    get link() { return link; },
+    fetchRecords: (since, limit) => api.records(sandbox.id, sandbox.token, since, limit),
+    start(handlers) {
+      link = connectSandbox(io, {sandbox: sandbox.id, token: sandbox.token, ...handlers});
+    },
+    fault(op, fields) {
+      if (link?.connected) return link.fault(op, fields);
+      return api.fault(sandbox.id, sandbox.token, op, fields);
+    },
+    async remove() {
+      this.close();
+      await api.deleteSandbox(sandbox.id, sandbox.token).catch(() => null);
+    },
+    close() {
+      link?.close();
+      link = null;
+    },
+  };
+}

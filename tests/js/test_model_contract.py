@@ -1,0 +1,113 @@
+"""The browser's fold (static/js/model.js) and the server's (backend/core/cluster_view.py) agree.
+
+A joining page gets a snapshot folded by Python and then folds the following records itself, so
+the two folds must give the same JSON for the same records — not roughly, exactly. Real replay
+logs, made by running lesson scripts against the test ZooKeeper, are folded by both: after every
+record of the log (at several cuts), and from a Python snapshot onwards as a page does.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from backend.core.cluster_view import fold
+from backend.runtime.runner import ScriptRunner
+from backend.scripts.loader import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLD_JS = ROOT / "tests" / "js" / "fold.mjs"
+SCRIPTS = ["zombie_controller_fenced", "reassignment_resumes_when_replica_returns",
+           "topic_creation_with_offline_replica", "entire_isr_offline", "controlled_shutdown",
+           "partition_expansion", "deleteall_controller",
+           "unclean_election_loses_acks1"]  # the data plane: produce, fetch, high watermark, data loss
+
+
+def node() -> str:
+    found = shutil.which("node")
+    assert found, "node is not on PATH: `make setup` installs it (Debian's npm brings nodejs)"
+    return found
+
+
+def js_fold(log: Path, *args: str) -> list[dict]:
+    done = subprocess.run([node(), str(FOLD_JS), str(log), *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"fold.mjs failed:\n{done.stderr}"
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def read_log(path: Path) -> list[dict]:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    assert lines and lines[0]["kind"] == "session", "a replay log starts with its session header"
+    return lines[1:]
+
+
+def as_json(view: dict) -> dict:
+    return json.loads(json.dumps(view))
+
+
+def differences(python: dict, js: dict) -> str:
+    out = []
+    for key in sorted(set(python) | set(js)):
+        if python.get(key) != js.get(key):
+            out.append(f"{key}:\n  python {json.dumps(python.get(key), sort_keys=True)[:600]}"
+                       f"\n  js     {json.dumps(js.get(key), sort_keys=True)[:600]}")
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_js_fold_equals_python_fold_on_a_real_log(name, zk_hosts, chroot, tmp_path):
+    script = load_script(ROOT / "lessons" / "scripts" / f"{name}.yaml")
+    result = ScriptRunner(script, zk_hosts, chroot, replay_dir=tmp_path).run()
+    assert result.ok, result.message
+    records = read_log(result.replay_path)
+    assert len(records) > 20
+
+    # The whole log, and the view after a spread of seqs (every kind of record gets folded on
+    # top of every kind of state somewhere in there).
+    last = records[-1]["seq"]
+    cuts = sorted({0, *range(0, last + 1, max(1, len(records) // 12)), last})
+    python_views = []
+    view = None
+    wanted = iter(cuts)
+    cut = next(wanted)
+    for record in records:
+        view = fold([record], view)
+        while cut is not None and cut <= record["seq"]:
+            python_views.append(as_json(view))
+            cut = next(wanted, None)
+    js_views = js_fold(result.replay_path, "--cuts", ",".join(map(str, cuts)))
+    assert len(js_views) == len(cuts)
+    for seq, python, js in zip(cuts, python_views, js_views):
+        assert python == js, f"{name}: the folds differ after seq {seq}:\n{differences(python, js)}"
+    assert js_fold(result.replay_path)[0] == as_json(fold(records))
+
+    # As a page does: a Python snapshot in the middle, then the JS fold of what follows.
+    middle = len(records) // 2
+    snapshot = tmp_path / "snapshot.json"
+    snapshot.write_text(json.dumps({"seq": records[middle]["seq"], "view": fold(records[:middle + 1])}))
+    [from_snapshot] = js_fold(result.replay_path, "--snapshot", str(snapshot))
+    whole = as_json(fold(records))
+    assert from_snapshot == whole, f"{name}: snapshot + JS fold differs:\n{differences(whole, from_snapshot)}"
+
+
+def test_records_seen_twice_are_folded_once(tmp_path):
+    """A reconnecting page may get a record again: the fold ignores it, in both languages."""
+    records = [
+        {"v": 1, "session_id": "s", "seq": 0, "ts_ms": 0, "kind": "broker", "subject": "broker:1", "broker_id": 1,
+         "to_state": "started"},
+        {"v": 1, "session_id": "s", "seq": 1, "ts_ms": 0, "kind": "request", "subject": "request:LeaderAndIsr#1",
+         "op": "LeaderAndIsr", "controller_id": 1, "controller_epoch": 1, "broker_id": 2, "to_state": "sent"},
+        {"v": 1, "session_id": "s", "seq": 1, "ts_ms": 0, "kind": "broker", "subject": "broker:1", "broker_id": 1,
+         "to_state": "crashed"},
+    ]
+    log = tmp_path / "twice.jsonl"
+    header = {"kind": "session", "v": 1, "session_id": "s", "mode": "script", "started_ms": 0,
+              "app_version": "test", "cluster": {}}
+    log.write_text("\n".join(json.dumps(line) for line in [header, *records]) + "\n")
+    [js] = js_fold(log)
+    assert js == as_json(fold(records))
+    assert js["brokers"]["1"]["state"] == "alive"
