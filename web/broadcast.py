@@ -45,7 +45,10 @@ class Broadcaster:
         for sandbox in self.manager.all():
             records = sandbox.drain()
             if records:
-                self.socketio.emit("records", {"sandbox": sandbox.id, "records": records}, to=room(sandbox.id))
+                # ``head``: the newest seq sent, so a page can tell that the tail of a batch is missing
+                # without waiting for a later record to reveal the gap.
+                self.socketio.emit("records", {"sandbox": sandbox.id, "records": records, "head": records[-1]["seq"]},
+                                   to=room(sandbox.id))
 
 
 def room(sandbox_id: str) -> str:

@@ -21,13 +21,15 @@ REQUESTS_KEPT = 60
 _STATE_PATH = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
 _TOPIC_PATH = re.compile(r"^/brokers/topics/([^/]+)$")
 _BROKER_PATH = re.compile(r"^/brokers/ids/(\d+)$")
+_CONFIG_PATH = re.compile(r"^/config/(topics|brokers)/([^/]+)$")
 _BROKER_STATES = {"started": "alive", "registered": "alive", "resumed": "alive", "crashed": "crashed",
                   "paused": "paused", "shutting_down": "shutting_down", "stopped": "stopped"}
 
 
 def empty_view() -> dict[str, Any]:
     return {"seq": -1, "controller": None, "controller_epoch": None, "brokers": {}, "znodes": {},
-            "partitions": {}, "replicas": {}, "events": {}, "requests": {}, "last_fault": None}
+            "partitions": {}, "replicas": {}, "events": {}, "requests": {}, "last_fault": None,
+            "last_refused": None, "config": {"topics": {}, "brokers": {}}}
 
 
 def fold(records: Iterable[dict], view: dict | None = None) -> dict[str, Any]:
@@ -53,6 +55,10 @@ def _zk(view: dict, r: dict) -> None:
     detail = r.get("detail") or {}
     path = detail.get("path") or r["subject"][len("znode:"):]
     if r.get("to_state") == "write_refused":
+        # Kept apart from the znode too: a refused delete of a znode already gone has no znode
+        # to mark, and a page scrubbed to this seq must still show that ZooKeeper said no.
+        view["last_refused"] = {"path": path, "seq": r["seq"], "write": detail.get("write"), "note": r.get("note"),
+                                "outcome": r.get("outcome")}
         if path in view["znodes"]:
             view["znodes"][path]["refused_seq"] = r["seq"]
         return
@@ -84,6 +90,14 @@ def _zk(view: dict, r: dict) -> None:
             for p, replicas in (data.get("partitions") or {}).items():
                 _partition(view, topic, int(p)).update(replicas=replicas, adding=adding.get(p, []),
                                                        removing=removing.get(p, []))
+    elif _CONFIG_PATH.match(path):
+        # Dynamic configs as kafka-configs.sh writes them: /config/topics/T, /config/brokers/<default>.
+        entity_type, name = _CONFIG_PATH.match(path).groups()
+        config = data.get("config") if isinstance(data, dict) else None
+        if isinstance(config, dict):
+            view["config"][entity_type][name] = config
+        else:
+            view["config"][entity_type].pop(name, None)
     elif _BROKER_PATH.match(path):
         broker = _broker(view, int(_BROKER_PATH.match(path).group(1)))
         broker["registered"] = data is not None
@@ -187,6 +201,8 @@ def _log(view: dict, r: dict) -> None:
         replica.update(leo=detail.get("leo"), hw=detail.get("hw"))
     elif to_state == "hw":
         partition.update(hw=r.get("offset"), leo=detail.get("leo"))
+    elif to_state == "leader_log":
+        partition.update(hw=detail.get("hw"), leo=detail.get("leo"))
     elif to_state == "acknowledged" and r.get("offset") is not None:
         partition["leo"] = max(partition.get("leo") or 0, r["offset"] + (r.get("count") or 0))
     elif to_state == "lost":

@@ -89,6 +89,11 @@ def parse_value(name: str, value: Any) -> Any:
     return str(value)
 
 
+def config_string(value: Any) -> str:
+    """A setting as Kafka stores it in a config znode (``Properties``: strings, ``true``/``false``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 @dataclass(frozen=True)
 class KafkaConfig:
     """Broker-wide settings (the lab's defaults, overridden by ``overrides``)."""

@@ -19,7 +19,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 
 from backend.core.assignment import assign_replicas_to_brokers
-from backend.core.config import KafkaConfig, topic_config_value
+from backend.core.config import KafkaConfig, config_string, topic_config_value
 from backend.core.model import TopicPartition
 from backend.core.records import Record, SessionHeader
 from backend.runtime.broker import SimulatedBroker
@@ -102,7 +102,7 @@ class Cluster:
         self.wait_stable(timeout)
 
     def create_topic(self, topic: str, spec: TopicSpec) -> dict[int, list[int]]:
-        config = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in spec.config.items()}
+        config = {k: config_string(v) for k, v in spec.config.items()}
         if spec.assignment is not None:
             assignment = {int(p): list(r) for p, r in spec.assignment.items()}
         else:  # as Kafka's admin tools do: over the brokers registered in /brokers/ids
@@ -150,7 +150,11 @@ class Cluster:
             root.close()
 
     def set_broker_config(self, name: str, value: Any) -> None:
-        """A dynamic broker-wide setting: every broker (and every later restart) uses it."""
+        """A dynamic broker-wide setting: every broker (and every later restart) uses it.
+
+        Written to ``/config/brokers/<default>`` first, as ``kafka-configs.sh --entity-default``
+        would, so ``zkCli.sh`` and the page both see it (Kafka stores every value as a string)."""
+        self.admin.set_broker_default_config({name: config_string(value)})
         self.config = self.config.with_overrides({name: value})
         for broker in self.brokers.values():
             broker.config = self.config

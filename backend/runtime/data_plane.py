@@ -125,8 +125,23 @@ class DataPlane:
                     became_leader.append(tp)
                 elif p.leader != self.broker.id:
                     self._must_truncate.add(tp)
+        ledger = self.broker.cluster.ledger
         for tp in became_leader:
-            self.broker.cluster.ledger.check_leader(tp, self.broker.id, self.log(tp))
+            if ledger.ever_appended(tp):
+                self._emit_leader_log(tp, partitions[tp].leader_epoch)
+            ledger.check_leader(tp, self.broker.id, self.log(tp))
+
+    def _emit_leader_log(self, tp: TopicPartition, leader_epoch: int) -> None:
+        """The partition's log is now the new leader's: after an unclean election it may be
+        shorter than the old leader's, and the page must show that (its LEO and HW)."""
+        log = self.log(tp)
+        self._emit(Record(kind="log", subject=partition_subject(tp.topic, tp.partition), to_state="leader_log",
+                          op="become_leader", broker_id=self.broker.id, topic=tp.topic, partition=tp.partition,
+                          offset=log.log_end_offset, leader=self.broker.id, leader_epoch=leader_epoch,
+                          note=f"Broker {self.broker.id} leads {tp} from epoch {leader_epoch}: the partition's log "
+                               f"is now its log, {log.log_end_offset} message(s), high watermark "
+                               f"{log.high_watermark}.",
+                          detail={"leo": log.log_end_offset, "hw": log.high_watermark}))
 
     # -- follower side ----------------------------------------------------------------------------
     def _fetch_as_follower(self, now: float) -> None:
@@ -274,6 +289,7 @@ class DataPlane:
                 return
             log = self.log(tp)
             first, last = log.append_as_leader(payloads, state.leader_epoch, acks)
+            self.broker.cluster.ledger.appended(tp)
             self._advance_high_watermark(tp, state, log)
             if acks != "all":
                 respond("NONE", (first, last, state.leader_epoch))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from backend.core import events as ev
-from backend.core.config import SETTINGS, ConfigError, parse_value
+from backend.core.config import SETTINGS, ConfigError, config_string, parse_value
 from backend.core.errors import KafkaException
 from backend.core.model import TopicPartition
 from backend.core.records import Record
@@ -188,7 +188,7 @@ def _preferred(cluster, args, record):
 def _set_config(cluster, args, record):
     name, value, topic = args["name"], parse_value(args["name"], args["value"]), args.get("topic")
     if topic is not None:
-        cluster.admin.set_topic_config(topic, {name: str(value).lower() if isinstance(value, bool) else str(value)})
+        cluster.admin.set_topic_config(topic, {name: config_string(value)})
         controller = _active_controller(cluster)
         if name == "unclean.leader.election.enable" and value and controller is not None:
             controller.events.put(ev.TopicUncleanLeaderElectionEnable(topic))

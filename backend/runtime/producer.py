@@ -38,7 +38,20 @@ class AckLedger:
         self.cluster = cluster
         self._acked: dict[TopicPartition, dict[int, tuple[str, str]]] = defaultdict(dict)
         self._reported: set[tuple[TopicPartition, int, str]] = set()
+        self._appended: set[TopicPartition] = set()
         self._lock = threading.Lock()
+
+    def appended(self, tp: TopicPartition) -> None:
+        """A leader appended to ``tp``: from now on its logs are worth showing (see ``ever_appended``)."""
+        with self._lock:
+            self._appended.add(tp)
+
+    def ever_appended(self, tp: TopicPartition) -> bool:
+        """Whether any leader ever appended to ``tp``. Partitions never written to have nothing
+        to show about a log, so a new leader of one emits no ``leader_log`` record (which keeps
+        a failover of 100,000 empty partitions from writing 100,000 records about empty logs)."""
+        with self._lock:
+            return tp in self._appended
 
     def acknowledged(self, tp: TopicPartition, first_offset: int, payloads: list[str], acks: str) -> None:
         with self._lock:

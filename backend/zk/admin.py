@@ -239,7 +239,7 @@ class AdminZkClient:
         colliding = [t for t in existing if _collides(topic, t)]
         if colliding:
             raise InvalidTopicException(f"Topic '{topic}' collides with existing topics: {', '.join(colliding)}")
-        self._write_config(topic, overrides)
+        self._write_config(paths.topic_config_path(topic), overrides)
         try:
             self._create(paths.topic_path(topic), codec.encode_topic_assignment(replicas, topic_id))
         except NodeExistsError:
@@ -411,14 +411,23 @@ class AdminZkClient:
         updates = validate_topic_config({k: v for k, v in changes.items() if v is not None})
         deletions = {k for k, v in changes.items() if v is None}
         merged = self._write_config(
-            topic, lambda old: {k: v for k, v in {**old, **updates}.items() if k not in deletions})
+            paths.topic_config_path(topic),
+            lambda old: {k: v for k, v in {**old, **updates}.items() if k not in deletions})
         self._create(paths.config_change_path(), codec.encode_config_change(f"topics/{topic}"), sequence=True)
         return merged
 
-    def _write_config(self, topic: str, update: Mapping[str, str] | Callable[[dict], dict]) -> dict[str, str]:
-        """Kafka's ``setOrCreateEntityConfigs`` for ``/config/topics/T``: ``update`` is the new
-        config or a function of the old one (read-modify-write, retried on races)."""
-        path = paths.topic_config_path(topic)
+    def set_broker_default_config(self, changes: Mapping[str, str]) -> dict[str, str]:
+        """``kafka-configs.sh --entity-type brokers --entity-default --alter``: merge ``changes``
+        into ``/config/brokers/<default>`` and notify (entity path ``brokers/<default>``), as
+        Kafka 2.8 does for a cluster-wide dynamic broker config. Returns the new overrides."""
+        merged = self._write_config(paths.BROKER_DEFAULT_CONFIG, lambda old: {**old, **changes})
+        self._create(paths.config_change_path(), codec.encode_config_change("brokers/<default>"), sequence=True)
+        return merged
+
+    def _write_config(self, path: str, update: Mapping[str, str] | Callable[[dict], dict]) -> dict[str, str]:
+        """Kafka's ``setOrCreateEntityConfigs`` for a config entity znode (``/config/topics/T``,
+        ``/config/brokers/<default>``): ``update`` is the new config or a function of the old one
+        (read-modify-write, retried on races)."""
         for _ in range(5):
             try:
                 data, stat = self._get(path)

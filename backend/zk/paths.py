@@ -110,6 +110,11 @@ def topic_config_path(topic: str) -> str:
     return f"{CONFIG_TOPICS}/{_segment(topic, 'a topic name')}"
 
 
+BROKER_DEFAULT_CONFIG = f"{CONFIG_BROKERS}/<default>"
+"""Where ``kafka-configs.sh --entity-type brokers --entity-default`` keeps cluster-wide dynamic
+broker configs (KIP-226); brokers merge it over their ``server.properties``."""
+
+
 def isr_change_path(sequence_number: str = "") -> str:
     """``/isr_change_notification/isr_change_<seq>``; with no number, the path to create
     sequentially (ZooKeeper appends the number)."""

@@ -127,9 +127,9 @@ function startSource(next) {
       // A short history is fetched at once, so the timeline (and every cause) goes back to seq 0.
       if (first && snapshot.seq >= 0 && snapshot.seq < AUTO_HISTORY) store.loadHistory();
     },
-    onRecords: (records) => {
+    onRecords: (records, head) => {
       const started = performance.now();
-      store.ingest(records);
+      store.ingest(records, head);
       const took = performance.now() - started;
       stats.ingestMs += took;
       stats.maxIngestMs = Math.max(stats.maxIngestMs, took);

@@ -14,6 +14,7 @@ export const REQUESTS_KEPT = 60;
 const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
 const TOPIC_PATH = /^\/brokers\/topics\/([^/]+)$/;
 const BROKER_PATH = /^\/brokers\/ids\/(\d+)$/;
+const CONFIG_PATH = /^\/config\/(topics|brokers)\/([^/]+)$/;
 const BROKER_STATES = new Map([
   ['started', 'alive'], ['registered', 'alive'], ['resumed', 'alive'], ['crashed', 'crashed'],
   ['paused', 'paused'], ['shutting_down', 'shutting_down'], ['stopped', 'stopped'],
@@ -21,7 +22,8 @@ const BROKER_STATES = new Map([
 
 export function emptyView() {
   return {seq: -1, controller: null, controller_epoch: null, brokers: {}, znodes: {},
-    partitions: {}, replicas: {}, events: {}, requests: {}, last_fault: null};
+    partitions: {}, replicas: {}, events: {}, requests: {}, last_fault: null,
+    last_refused: null, config: {topics: {}, brokers: {}}};
 }
 
 /** Apply `records` (objects, as on the wire) in order to a copy of `view`. */
@@ -50,6 +52,8 @@ function zk(view, r) {
   const detail = orEmpty(r.detail);
   const path = truthy(get(detail, 'path')) ? detail.path : r.subject.slice('znode:'.length);
   if (r.to_state === 'write_refused') {
+    view.last_refused = {path, seq: r.seq, write: get(detail, 'write'), note: get(r, 'note'),
+      outcome: get(r, 'outcome')};
     if (has(view.znodes, path)) view.znodes[path].refused_seq = r.seq;
     return;
   }
@@ -89,6 +93,11 @@ function zk(view, r) {
           replicas, adding: get(adding, p, []), removing: get(removing, p, [])});
       }
     }
+  } else if ((m = CONFIG_PATH.exec(path))) {
+    // Dynamic configs as kafka-configs.sh writes them: /config/topics/T, /config/brokers/<default>.
+    const config = isDict(data) ? get(data, 'config') : null;
+    if (isDict(config)) view.config[m[1]][m[2]] = config;
+    else delete view.config[m[1]][m[2]];
   } else if ((m = BROKER_PATH.exec(path))) {
     const broker = brokerOf(view, Number.parseInt(m[1], 10));
     broker.registered = data !== null;
@@ -205,6 +214,8 @@ function log(view, r) {
     Object.assign(view.replicas[key], {leo: get(detail, 'leo'), hw: get(detail, 'hw')});
   } else if (toState === 'hw') {
     Object.assign(partition, {hw: get(r, 'offset'), leo: get(detail, 'leo')});
+  } else if (toState === 'leader_log') {
+    Object.assign(partition, {hw: get(detail, 'hw'), leo: get(detail, 'leo')});
   } else if (toState === 'acknowledged' && get(r, 'offset') !== null) {
     partition.leo = Math.max(get(partition, 'leo') || 0, r.offset + (get(r, 'count') || 0));
   } else if (toState === 'lost') {

@@ -120,8 +120,12 @@ export class RecordLog {
     }
   }
 
-  /** Records from the socket or from HTTP, in any order, possibly twice. */
-  ingest(records) {
+  /**
+   * Records from the socket or from HTTP, in any order, possibly twice. `head` (optional) is the
+   * newest seq the sender sent: records up to it that did not come are fetched.
+   */
+  ingest(records, head) {
+    if (Number.isInteger(head)) this._mustReach = Math.max(this._mustReach, head);
     for (const r of records) {
       if (!Number.isInteger(r?.seq)) continue;
       if ((this._ready && r.seq <= this._head) || this._pending.has(r.seq)) {

@@ -93,9 +93,9 @@ export class RecordStore extends Emitter {
     else this._log.reset(snapshot);
   }
 
-  /** Records from the socket or from HTTP, in any order, possibly twice. */
-  ingest(records) {
-    this._log.ingest(records);
+  /** Records from the socket or from HTTP, in any order, possibly twice; `head`: see RecordLog.ingest. */
+  ingest(records, head) {
+    this._log.ingest(records, head);
   }
 
   /** Fetch the records before the snapshot; resolves true when the log starts at seq 0. */

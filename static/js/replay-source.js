@@ -50,6 +50,7 @@ export async function replaySource(url, {snapshot = -1, rate = 40, chaos = false
       timer = setInterval(() => {
         let batch = rest.slice(i, i + size);
         i += size;
+        const head = batch.length ? batch[batch.length - 1].seq : undefined;
         if (chaos) {
           if (batch.length > 1 && i < rest.length && chance(0.1)) {
             batch = batch.filter((_, k) => k !== 1); // left out: a later record shows the gap, then it is fetched
@@ -60,12 +61,12 @@ export async function replaySource(url, {snapshot = -1, rate = 40, chaos = false
             return;
           }
           if (held !== null) {
-            onRecords(batch);
+            onRecords(batch, head);
             batch = held;
             held = null;
           }
         }
-        if (batch.length) onRecords(batch);
+        if (batch.length) onRecords(batch, head);
         if (i >= rest.length && held === null) {
           clearInterval(timer);
           onStatus?.('replay finished');

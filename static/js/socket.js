@@ -1,6 +1,7 @@
 /**
  * The Socket.IO link to one sandbox. On every (re)connect it joins again, and hands the join's
- * snapshot to `onSnapshot`; `records` events for this sandbox go to `onRecords`. Ordering,
+ * snapshot to `onSnapshot`; `records` events for this sandbox go to `onRecords(records, head)`
+ * (`head`: the newest seq the server sent, which the batch must reach). Ordering,
  * duplicates and gaps are the record store's business, not this module's.
  */
 const ACK_TIMEOUT_MS = 10000;
@@ -29,7 +30,7 @@ export function connectSandbox(io, {sandbox, token, onSnapshot, onRecords, onSta
     });
   });
   socket.on('records', (payload) => {
-    if (!closed && payload?.sandbox === sandbox && Array.isArray(payload.records)) onRecords(payload.records);
+    if (!closed && payload?.sandbox === sandbox && Array.isArray(payload.records)) onRecords(payload.records, payload.head);
   });
   socket.on('disconnect', (reason) => {
     if (closed) return;

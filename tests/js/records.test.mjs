@@ -99,6 +99,20 @@ test('a gap that does not fill within a second is fetched over HTTP', async () =
   assert.equal(s.status().gap, null);
 });
 
+test('a batch whose last records are missing is caught by its head, with no later record needed', async () => {
+  const records = makeRecords(10);
+  const {s, timers, fetched} = store(records);
+  s.reset({seq: -1, view: emptyView()});
+  s.ingest(records.slice(0, 3), 5); // the server sent 0..5; 3..5 never came
+  assert.equal(s.head, 2);
+  assert.deepEqual(s.status().gap, {from: 3, to: 5});
+  timers.advance(1000);
+  await flush();
+  assert.deepEqual(fetched, [[3, 3]]);
+  assert.equal(s.head, 5);
+  assert.deepEqual(s.view, fold(records.slice(0, 6)));
+});
+
 test('a gap filled by the socket in time is not fetched', () => {
   const records = makeRecords(5);
   const {s, timers, fetched} = store(records);

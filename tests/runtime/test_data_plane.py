@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from backend.core import cluster_view
 from backend.runtime.runner import ScriptRunner
 from backend.scripts.loader import load_script
 
@@ -39,6 +40,18 @@ def test_an_unclean_election_reports_every_lost_message_and_the_old_leader_trunc
     assert (truncated.broker_id, truncated.offset, truncated.count) == (0, 2, 5)
     election = [r for r in records if r.kind == "election" and r.outcome == "ok"][-1]
     assert election.election == "offline_unclean" and election.leader == 1
+
+    # What the page shows right after the election: the partition's log is now broker 1's,
+    # 2 messages, not the 7 the old leader had (the log record a new leader emits).
+    wire = [r.to_dict() for r in records]
+    became = next(r for r in wire if r["kind"] == "log" and r["to_state"] == "leader_log" and r["broker_id"] == 1
+                  and r["seq"] > election.seq)
+    before = cluster_view.fold([r for r in wire if r["seq"] < became["seq"]])
+    after = cluster_view.fold([r for r in wire if r["seq"] <= became["seq"]])
+    assert before["partitions"]["t-0"]["leo"] == 7
+    assert (after["partitions"]["t-0"]["leo"], after["partitions"]["t-0"]["hw"]) == (2, 2)
+    # The switch was a dynamic broker config, in ZooKeeper where kafka-configs.sh puts it.
+    assert after["config"]["brokers"]["<default>"] == {"unclean.leader.election.enable": "true"}
 
 
 def test_a_clean_election_loses_nothing_and_acks_zero_is_never_acknowledged(zk_hosts, chroot, tmp_path):

@@ -11,11 +11,9 @@ import {askForm} from './dialogs.js';
 export function createPalette(container, {getView, getCluster, act, getVocabulary}) {
   const root = d3.select(container).append('div').attr('class', 'palette').attr('role', 'group')
     .attr('aria-label', 'Faults and admin actions');
-  let unclean = false;
-
   function render() {
     const view = getView();
-    unclean = Boolean(getCluster()?.config?.['unclean.leader.election.enable'] ?? unclean);
+    const unclean = uncleanEnabled(view, getCluster());
     const actions = paletteActions(view, {unclean});
     const vocabulary = getVocabulary();
     if (vocabulary) actions.push({id: 'other', label: 'Other fault…', enabled: true, reason: null, needs: 'form'});
@@ -31,13 +29,9 @@ export function createPalette(container, {getView, getCluster, act, getVocabular
   async function run(action) {
     const view = getView();
     if (action.id === 'unclean') {
-      const answer = await act(action.op, action.fields, `Unclean leader election ${action.fields.value ? 'on' : 'off'}`);
-      if (answer?.ok) {
-        unclean = action.fields.value;
-        const cluster = getCluster();
-        if (cluster) cluster.config = {...(cluster.config ?? {}), 'unclean.leader.election.enable': unclean};
-        render();
-      }
+      // The new value arrives as the /config/brokers/<default> znode, so the button follows
+      // ZooKeeper (and a scrub back shows the value of that moment).
+      await act(action.op, action.fields, `Unclean leader election ${action.fields.value ? 'on' : 'off'}`);
       return;
     }
     const fields = action.needs === 'form' ? await FORMS[action.id](view, getCluster(), getVocabulary()) : action.fields;
@@ -47,6 +41,17 @@ export function createPalette(container, {getView, getCluster, act, getVocabular
   }
 
   return {render};
+}
+
+/**
+ * Whether unclean leader election is on cluster-wide: the dynamic config in ZooKeeper
+ * (/config/brokers/<default>, what kafka-configs.sh wrote) wins over the sandbox's static
+ * configuration (its "server.properties"), as in Kafka.
+ */
+export function uncleanEnabled(view, cluster) {
+  const dynamic = view.config?.brokers?.['<default>']?.['unclean.leader.election.enable'];
+  if (dynamic !== undefined) return dynamic === 'true';
+  return Boolean(cluster?.config?.['unclean.leader.election.enable']);
 }
 
 const opts = (values, labels = (v) => String(v)) => values.map((v) => ({value: v, label: labels(v)}));

@@ -8,14 +8,10 @@ import d3 from '/vendor/d3.mjs';
 import {compactJson, flash, prettyJson} from './util.js';
 
 const INLINE_CHARS = 60;
-const GHOST_MS = 6000;
-const MAX_GHOSTS = 4;
 
 export function createZookeeperView(container) {
   const ghostList = d3.select(container).append('ul').attr('class', 'znode-ghosts').attr('aria-live', 'polite');
   const list = d3.select(container).append('ul').attr('class', 'znode-tree');
-  let ghosts = []; // refused writes to znodes that no longer exist: {path, seq, note, at}
-  let wake = null;
   const expanded = new Set(['/controller', '/controller_epoch']);
 
   let keys = '';
@@ -81,26 +77,21 @@ export function createZookeeperView(container) {
 
   /**
    * A write ZooKeeper refused to a znode that is gone (the zombie's delete of a znode the new
-   * controller already deleted) has no item to flash: it shows for a while above the tree.
+   * controller already deleted) has no item to mark: the fold keeps the last refused write
+   * (`view.last_refused`), and while its znode does not exist it shows above the tree — also
+   * after a scrub or a reload, since it comes from the fold and not from the records of a frame.
    */
   function renderGhosts(view, ctx) {
-    const t = performance.now();
-    if (ctx.jumped) ghosts = [];
-    for (const r of ctx.applied ?? []) {
-      const path = r.detail?.path ?? r.subject.slice('znode:'.length);
-      if (r.kind === 'zk' && r.to_state === 'write_refused' && !(path in view.znodes)) {
-        ghosts.push({path, seq: r.seq, note: r.note ?? '', at: t});
-      }
-    }
-    ghosts = ghosts.filter((g) => t - g.at < GHOST_MS).slice(-MAX_GHOSTS);
+    const refused = view.last_refused;
+    const ghosts = refused && !(refused.path in view.znodes) ? [refused] : [];
     ghostList.selectAll('li').data(ghosts, (g) => g.seq).join(
-      (enter) => enter.append('li').attr('class', 'znode ghost flash-refused')
+      (enter) => enter.append('li').attr('class', 'znode ghost')
         .attr('data-refused-path', (g) => g.path)
+        .call((li) => { if (ctx.animate) li.classed('flash-refused', true); })
         .call((li) => li.append('span').attr('class', 'badge refused').text((g) => `write refused (#${g.seq})`))
-        .call((li) => li.append('span').attr('class', 'znode-name').text((g) => g.path))
-        .call((li) => li.append('p').attr('class', 'ghost-note').text((g) => g.note)),
+        .call((li) => li.append('span').attr('class', 'znode-name').text((g) => `${g.write ?? 'write'} ${g.path}`))
+        .call((li) => li.append('p').attr('class', 'ghost-note').text((g) => g.note ?? '')),
     );
-    if (ghosts.length && wake === null) wake = setTimeout(() => { wake = null; ctx.invalidate(); }, 1000);
   }
 
   return {render};
