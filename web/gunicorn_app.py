@@ -38,5 +38,3 @@ def serve(config: dict, host: str, port: int, threads: int, banner: str) -> int:
     application.cfg.set("worker_exit", lambda server, worker: application.close_sandboxes())
     application.run()
     return 0
-    _Application(config, options, banner).run()
-    return 0
