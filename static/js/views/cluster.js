@@ -15,6 +15,8 @@ const W = 500;
 const H = 300;
 const CENTRE = {x: W / 2, y: H / 2 + 8};
 const SHOW_DONE_MS = {applied: 900, rejected: 3500};
+const LANE_PX = 24; // between requests that share a path: a label (12 px) plus its outcome line
+const MAX_LANES = 3;
 
 export function createClusterView(container, {onBrokerClick}) {
   const stage = d3.select(container).append('div').attr('class', 'cluster-stage');
@@ -26,6 +28,7 @@ export function createClusterView(container, {onBrokerClick}) {
   const zkEpoch = zk.append('span').attr('class', 'zk-epoch');
   const layer = stage.append('div').attr('class', 'broker-layer');
   const done = new Map(); // request key -> when this page first showed it answered
+  const lanes = new Map(); // request key -> its lane beside the line (see assignLanes)
   let positions = new Map();
   let wake = null;
 
@@ -115,6 +118,7 @@ export function createClusterView(container, {onBrokerClick}) {
       if (now - done.get(key) < (SHOW_DONE_MS[r.state] ?? 900)) shown.push({key, ...r});
     }
     for (const key of done.keys()) if (!(key in view.requests)) done.delete(key);
+    assignLanes(shown, lanes);
     const groups = requests.selectAll('g.request').data(shown, (d) => d.key).join(
       (enter) => enter.append('g').attr('class', 'request')
         .attr('transform', (d) => at(d, 0))
@@ -133,7 +137,7 @@ export function createClusterView(container, {onBrokerClick}) {
       const g = d3.select(this).attr('data-state', d.state).classed('rejected', d.state === 'rejected');
       const t = (ms) => g.transition().duration(ctx.animate ? ms : 0).ease(d3.easeCubicOut);
       if (d.state === 'sent') t(450).attr('transform', at(d, 0.55));
-      else if (d.state === 'applied') t(400).attr('transform', at(d, 1)).transition().duration(400).style('opacity', 0.15);
+      else if (d.state === 'applied') t(400).attr('transform', at(d, 1)).transition().duration(400).style('opacity', 0);
       else if (d.state === 'rejected') {
         t(300).attr('transform', at(d, 0.92)).transition().duration(700).ease(d3.easeBounceOut).attr('transform', at(d, 0.2));
       }
@@ -143,12 +147,22 @@ export function createClusterView(container, {onBrokerClick}) {
     }
   }
 
-  /** A point on the way from the sending controller to the request's broker (t: 0 to 1). */
+  /**
+   * A point on the way from the sending controller to the request's broker (t: 0 to 1). Requests
+   * on the same path at once (UpdateMetadata right behind LeaderAndIsr) each get a lane beside
+   * the line, so their names do not print over each other.
+   */
   function at(d, t) {
     const to = positions.get(d.to);
     const from = positions.get(d.from) ?? CENTRE;
     const start = d.from === d.to ? {x: to.x + 34, y: to.y - 34} : from;
-    return `translate(${start.x + (to.x - start.x) * t},${start.y + (to.y - start.y) * t})`;
+    const dx = to.x - start.x;
+    const dy = to.y - start.y;
+    const length = Math.hypot(dx, dy) || 1;
+    const offset = (d.lane ?? 0) * LANE_PX;
+    const x = start.x + dx * t - (dy / length) * offset;
+    const y = start.y + dy * t + (dx / length) * offset;
+    return `translate(${x},${y})`;
   }
 
   function anchor(d) {
@@ -159,6 +173,35 @@ export function createClusterView(container, {onBrokerClick}) {
   }
 
   return {render};
+}
+
+/**
+ * Give each request a lane when it first shows: the lowest lane no other unanswered or rejected
+ * request on the same path (sender and broker) holds, at most MAX_LANES. A request keeps its
+ * lane, so it never jumps sideways while it flies.
+ */
+function assignLanes(shown, lanes) {
+  const taken = new Map();
+  for (const d of shown) {
+    if (lanes.has(d.key) && d.state !== 'applied') {
+      const path = `${d.from}>${d.to}`;
+      if (!taken.has(path)) taken.set(path, new Set());
+      taken.get(path).add(lanes.get(d.key));
+    }
+  }
+  for (const d of [...shown].sort((a, b) => a.sent_seq - b.sent_seq)) {
+    if (!lanes.has(d.key)) {
+      const path = `${d.from}>${d.to}`;
+      if (!taken.has(path)) taken.set(path, new Set());
+      let lane = 0;
+      while (taken.get(path).has(lane) && lane < MAX_LANES - 1) lane += 1;
+      taken.get(path).add(lane);
+      lanes.set(d.key, lane);
+    }
+    d.lane = lanes.get(d.key);
+  }
+  const keys = new Set(shown.map((d) => d.key));
+  for (const key of lanes.keys()) if (!keys.has(key)) lanes.delete(key);
 }
 
 function layout(ids) {
