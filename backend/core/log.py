@@ -63,6 +63,10 @@ class Log:
                 self._epochs.append((entry.leader_epoch, entry.offset))
             self.entries.append(entry)
 
+    def epoch_start_offset(self, leader_epoch: int) -> int:
+        """Where ``leader_epoch`` starts in this log (0 if it is not in the cache)."""
+        return next((start for epoch, start in self._epochs if epoch == leader_epoch), 0)
+
     def assign_epoch_start(self, leader_epoch: int) -> None:
         """A new leader records where its epoch starts, even before it writes (Kafka does this on
         becoming leader, so followers truncating to it find the boundary)."""

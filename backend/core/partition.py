@@ -6,7 +6,10 @@ The rules (§16):
 * a follower is *caught up* when it fetched at (or past) the leader's log end offset — or had
   reached the LEO the leader had at its previous fetch — and the leader remembers when;
 * a follower not caught up for ``replica.lag.time.max.ms`` leaves the ISR;
-* a follower outside the ISR joins it once its LEO reaches the leader's high watermark;
+* a follower outside the ISR joins it when a *fetch* shows its LEO at the leader's high
+  watermark (and past the start of the leader's epoch) — Kafka checks in
+  ``updateFollowerFetchState`` → ``maybeExpandIsr``, so a follower that stopped fetching never
+  rejoins on the strength of an old position;
 * the high watermark is the smallest LEO in the ISR: a message is committed once every ISR
   member has it.
 
@@ -24,6 +27,7 @@ class FollowerState:
     last_caught_up_ms: float = 0.0
     last_fetch_leader_leo: int = -1
     last_fetch_ms: float = 0.0
+    fetched_since_isr_check: bool = False
 
 
 @dataclass
@@ -51,6 +55,7 @@ class LeaderState:
         state.log_end_offset = fetch_offset
         state.last_fetch_leader_leo = leader_leo
         state.last_fetch_ms = now_ms
+        state.fetched_since_isr_check = True
 
     def high_watermark(self, leader_leo: int) -> int:
         """The smallest LEO in the ISR (a follower whose LEO is still unknown counts as 0)."""
@@ -62,7 +67,14 @@ class LeaderState:
         return [r for r in self.isr if r != self.leader
                 and now_ms - self.followers.get(r, FollowerState()).last_caught_up_ms > lag_max_ms]
 
-    def ready_to_join(self, leader_high_watermark: int) -> list[int]:
-        return [r for r, s in sorted(self.followers.items())
-                if r not in self.isr and r in self.replicas and s.log_end_offset >= leader_high_watermark >= 0
-                and s.log_end_offset >= 0]
+    def ready_to_join(self, leader_high_watermark: int, epoch_start_offset: int = 0) -> list[int]:
+        """Followers outside the ISR whose fetch since the last check reached the high watermark
+        and the start of the leader's epoch (Kafka's ``isFollowerAtHighwatermark``). Each fetch
+        is looked at once: without a new fetch there is no new evidence."""
+        joiners = []
+        for r, s in sorted(self.followers.items()):
+            fetched, s.fetched_since_isr_check = s.fetched_since_isr_check, False
+            if (fetched and r not in self.isr and r in self.replicas and s.log_end_offset >= 0
+                    and s.log_end_offset >= leader_high_watermark >= 0 and s.log_end_offset >= epoch_start_offset):
+                joiners.append(r)
+        return joiners

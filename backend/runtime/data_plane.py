@@ -226,7 +226,7 @@ class DataPlane:
                 log = self.log(tp)
                 self._advance_high_watermark(tp, state, log)
                 laggards = state.out_of_sync(now, lag_max)
-                joiners = state.ready_to_join(log.high_watermark)
+                joiners = state.ready_to_join(log.high_watermark, log.epoch_start_offset(state.leader_epoch))
             if joiners:
                 self._change_isr(tp, partition, (*partition.isr, *joiners), "expanded", (
                     f"Leader {self.broker.id} added {joiners} to the ISR of {tp}: caught up to the high watermark "

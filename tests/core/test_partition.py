@@ -44,3 +44,23 @@ def test_a_follower_joins_once_it_reaches_the_high_watermark():
     assert state.ready_to_join(10) == []
     state.on_fetch(3, 10, 10, 200)
     assert state.ready_to_join(10) == [3]
+
+
+def test_a_follower_that_stopped_fetching_does_not_rejoin_on_its_old_position():
+    """A stalled follower was once at the high watermark; without a new fetch it must not be
+    added back (it would flap out and in on every check, and acks=all would wait for it)."""
+    state = leader(isr=(1, 2))
+    state.on_fetch(3, 10, 10, 100)
+    assert state.ready_to_join(10) == [3]
+    state.isr = (1, 2)  # the ISR write failed or the leader dropped it again; no fetch since
+    assert state.ready_to_join(10) == []
+    state.on_fetch(3, 10, 10, 300)
+    assert state.ready_to_join(10) == [3]
+
+
+def test_a_follower_joins_only_past_the_start_of_the_leaders_epoch():
+    state = leader(isr=(1, 2))
+    state.on_fetch(3, 10, 12, 100)
+    assert state.ready_to_join(10, epoch_start_offset=12) == []
+    state.on_fetch(3, 12, 12, 200)
+    assert state.ready_to_join(10, epoch_start_offset=12) == [3]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from backend.core import cluster_view
 from backend.runtime.runner import ScriptRunner
-from backend.scripts.loader import load_script
+from backend.scripts.loader import load_script, parse_script
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "lessons" / "scripts"
 
@@ -61,3 +61,33 @@ def test_a_clean_election_loses_nothing_and_acks_zero_is_never_acknowledged(zk_h
     assert read.count == 15 and read.detail["payloads"][:3] == ["m0", "m1", "m2"]
     refused = [r for r in records if r.kind == "log" and r.op == "produce" and r.outcome == "error"]
     assert not refused
+
+
+STALLED_FOLLOWER = """
+name: a stalled follower leaves the ISR once and stays out
+cluster:
+  brokers: [0, 1, 2]
+  config: {replica.lag.time.max.ms: 1000}
+  topics:
+    t: {assignment: {0: [0, 1, 2]}}
+steps:
+  - {op: produce, topic: t, partition: 0, count: 3, acks: all}
+  - {op: stall_follower, broker: 2, topic: t}
+  - {op: expect, within_ms: 10000, partitions: {t-0: {isr: [0, 1]}}}
+  - {op: wait_ms, ms: 2500}
+  - {op: expect, partitions: {t-0: {isr: [0, 1]}}}
+  - {op: resume_follower, broker: 2, topic: t}
+  - {op: expect, within_ms: 10000, partitions: {t-0: {isr: [0, 1, 2]}}}
+"""
+
+
+def test_a_stalled_follower_is_not_added_back_until_it_fetches_again(zk_hosts, chroot, tmp_path):
+    """Kafka adds a follower back to the ISR only when one of its fetches reaches the high
+    watermark; a check on the leader's side alone must not (it made the ISR flap every tick)."""
+    records = []
+    result = ScriptRunner(parse_script(STALLED_FOLLOWER, "stalled.yaml"), zk_hosts, chroot, replay_dir=tmp_path,
+                          on_record=records.append).run()
+    assert result.ok, result.message
+    changes = [(r.to_state, r.isr) for r in records if r.kind == "isr" and r.outcome == "ok"
+               and r.to_state in ("shrunk", "expanded")]
+    assert changes == [("shrunk", (0, 1)), ("expanded", (0, 1, 2))], changes
