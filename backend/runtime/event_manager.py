@@ -78,22 +78,28 @@ class ControllerEventManager:
             for queued in drained:
                 self._preempt(queued)
             if drained:
-                self._emit([self._record(q, "preempted", note=f"Preempted by {event.name}: a controller "
-                                                             f"without a session must not act on it.")
+                why = ("the broker is shutting down, so its controller thread stops"
+                       if isinstance(event, ShutdownEventThread)
+                       else "a controller without a session must not act on it")
+                self._emit([self._record(q, "preempted", note=f"Preempted by {event.name}: {why}.")
                             for q in drained])
             return self.put(event)
 
     # -- the thread -----------------------------------------------------------------------------
     def _run(self) -> None:
         while True:
+            # A paused broker's thread is frozen *before* it takes an event: what arrives while
+            # it is frozen stays in the queue, where an Expire's clear_and_put can still preempt it.
+            self._gate.wait()
             with self._cond:
                 while not self._queue:
                     self._cond.wait()
+                if not self._gate.is_set() and not isinstance(self._queue[0].event, ShutdownEventThread):
+                    continue  # paused while it waited for an event: freeze, leave the event queued
                 queued = self._queue.popleft()
             if isinstance(queued.event, ShutdownEventThread):
                 self._emit([self._record(queued, "processed")])
                 return
-            self._gate.wait()
             with self._cond:
                 self._current = queued
                 self.state = queued.event.state

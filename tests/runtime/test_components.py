@@ -48,6 +48,33 @@ def test_clear_and_put_preempts_waiting_events_and_the_thread_survives_errors():
     manager.close()
 
 
+def test_an_event_that_arrives_while_the_broker_is_frozen_can_still_be_preempted_by_expire():
+    """A frozen thread must not hold an event it took before freezing: Expire's clear_and_put
+    has to find every event that came in while the broker was paused still in the queue."""
+    bus, seen, gate = RecordBus("s"), [], threading.Event()
+    gate.set()
+    manager = ControllerEventManager(0, lambda queued: seen.append(queued.event.name), bus.emit, gate=gate)
+    manager.start()
+    manager.put(ev.Startup())
+    assert manager.wait_idle(5)
+    gate.clear()  # the broker freezes, idle
+    manager.put(ev.UncleanLeaderElectionEnable())
+    manager.put(ev.BrokerChange())
+    manager.clear_and_put(ev.Expire())
+    assert [q.event.name for q in manager.pending()] == ["Expire"]
+    gate.set()
+    assert manager.wait_idle(5)
+    assert seen == ["Startup", "Expire"]
+    preempted = [r for r in bus.since(0) if r.to_state == "preempted"]
+    assert [r.op for r in preempted] == ["UncleanLeaderElectionEnable", "BrokerChange"]
+    assert "without a session" in preempted[0].note
+    gate.clear()
+    manager.put(ev.TopicChange())
+    manager.close()  # a broker shut down while frozen: its waiting event is dropped, and says why
+    [dropped] = [r for r in bus.since(0) if r.to_state == "preempted" and r.op == "TopicChange"]
+    assert "shutting down" in dropped.note
+
+
 def test_pausing_the_cable_expires_the_session_and_resuming_reconnects(zk_hosts, chroot):
     network = BrokerNetwork(zk_hosts)
     states = []
