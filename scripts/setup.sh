@@ -2,7 +2,8 @@
 # Install what Kafka Controller Lab needs, skipping whatever is already there. Safe to re-run.
 #
 #   apt     zookeeper (the server jars; no service is started), a JRE >= 17, chromium (browser
-#           tests) -- with --no-install-recommends, else chromium drags in a systemd upgrade
+#           tests), docker-compose (CI validates docker-compose.yml with it; no Docker engine is
+#           needed) -- with --no-install-recommends, else chromium drags in a systemd upgrade
 #   .venv/  the Python packages of pyproject.toml, editable, with the `test` extra; skipped when
 #           the stamp (a hash of pyproject.toml and the Python version) is unchanged
 #   npm     `npm ci`, once package.json and package-lock.json exist
@@ -33,6 +34,7 @@ have_deb zookeeper || missing+=(zookeeper)
 major=$(java_major || true)
 [ "${major:-0}" -ge 17 ] 2>/dev/null || missing+=(openjdk-17-jre-headless)
 have_deb chromium || missing+=(chromium)
+command -v docker-compose >/dev/null || missing+=(docker-compose)
 if [ ! -x .venv/bin/python ] && ! "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null; then
   missing+=(python3-venv)  # Debian's own python3 ships without ensurepip
 fi

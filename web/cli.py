@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-COMMAND_MODULES = ("web.commands.zk", "web.commands.run", "web.commands.serve")
+COMMAND_MODULES = ("web.commands.zk", "web.commands.run", "web.commands.serve", "web.commands.stats")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,70 @@
+"""The one SparkSession of a process.
+
+A SparkSession costs about 4 s and most of a gigabyte (environment notes §5), and a JVM can
+hold only one SparkContext, so a process — the CLI, the web app, the test session — creates it
+once, on first use, and keeps it. The web app never creates one per request: its background job
+thread calls :func:`spark_session` and gets the same session every time.
+
+Settings (environment notes §5): ``SPARK_LOCAL_IP=127.0.0.1`` in local mode only (with a real
+master the executors must be able to reach the driver), ``PYSPARK_PYTHON`` = this interpreter,
+four shuffle partitions (the default 200 wastes seconds on small inputs), no UI, no console
+progress bar (we print our own from the StatusTracker), UTC so a session's date does not depend
+on the machine's time zone. Adaptive query execution is off: the job is many small queries over
+small event tables, where AQE's re-planning after every stage cost more than it saved (the same
+run over 76 sessions took 24–28 s warm with it, 14–15 s without; docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+DEFAULT_MASTER = "local[2]"
+
+_lock = threading.Lock()
+_session = None
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def spark_session(master: str | None = DEFAULT_MASTER, driver_memory: str | None = None, app_name: str = "kclab-stats"):
+    """The process's SparkSession, created on the first call.
+
+    ``master=None`` leaves the master to ``spark-submit`` (its ``--master``) or Spark's default.
+    Later calls return the existing session whatever they ask for: a JVM has one context, and
+    changing the master of a running one is not possible."""
+    global _session
+    with _lock:
+        if _session is not None and _session.sparkContext._jsc is not None:
+            return _session
+        from pyspark.sql import SparkSession
+
+        if master is not None and is_local(master):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = (SparkSession.builder.appName(app_name)
+                   .config("spark.sql.shuffle.partitions", "4")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.session.timeZone", "UTC")
+                   .config("spark.sql.adaptive.enabled", "false"))
+        if master:
+            builder = builder.master(master)
+        if driver_memory:
+            builder = builder.config("spark.driver.memory", driver_memory)  # only before the JVM starts
+        _session = builder.getOrCreate()
+        _session.sparkContext.setLogLevel("ERROR")
+        return _session
+
+
+def existing_session():
+    """The session if one was created (by us or by a caller such as a test fixture), else None."""
+    with _lock:
+        if _session is not None and _session.sparkContext._jsc is not None:
+            return _session
+    from pyspark.sql import SparkSession
+    return SparkSession.getActiveSession()
+

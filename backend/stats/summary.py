@@ -1,0 +1,125 @@
+"""``summary.json``: the headline numbers of a run, what was set aside, how big, how long.
+
+The headline numbers are read back from the run's own staged JSON datasets (their ``overall``
+rows), not computed a second time, so the summary cannot disagree with the datasets. The same
+``headline`` shape is produced by ``backend.stats.baseline`` in plain Python, which is how the
+tests and the benchmark check the job.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from backend.stats.output import read_json_dataset
+
+ALL = "(all)"  # backend.stats.aggregate.ALL, without importing pyspark here
+
+SUMMARY_VERSION = 1
+EXAMPLES = 10
+
+
+def list_input(replays: str) -> dict | None:
+    """Files and bytes of the ``*.jsonl`` files in ``replays`` (None for a non-local URI)."""
+    if "://" in replays:
+        return None
+    files = [e for e in os.scandir(replays) if e.is_file() and e.name.endswith(".jsonl")]
+    return {"files": len(files), "bytes": sum(e.stat().st_size for e in files),
+            "empty_files": sum(1 for e in files if e.stat().st_size == 0)}
+
+
+def _overall(staging: Path, name: str) -> list[dict]:
+    return [r for r in read_json_dataset(staging, name) if r.get("scope") == "overall"]
+
+
+def _distribution(row: dict | None, count: str = "count") -> dict:
+    row = row or {}
+    return {"count": row.get(count, 0), "mean_ms": row.get("mean_ms"), "p50_ms": row.get("p50_ms"),
+            "p95_ms": row.get("p95_ms"), "max_ms": row.get("max_ms")}
+
+
+def headline(staging: Path) -> dict:
+    """The headline numbers, from the overall rows of the staged datasets."""
+    failover = next(iter(_overall(staging, "failover")), {})
+    unavailability = _overall(staging, "unavailability")
+    every = next((r for r in unavailability if r.get("fault") == ALL), {})
+    elections = {r.get("election"): r["elections"] for r in _overall(staging, "elections")}
+    losses = {r.get("acks"): r["messages_lost"] for r in _overall(staging, "data_loss")}
+    fencing = next(iter(_overall(staging, "fencing")), {})
+    lesson_rows = [r for r in read_json_dataset(staging, "predictions") if r["scope"] == "lesson"]
+    correct = sum(r["correct"] for r in lesson_rows)
+    wrong = sum(r["wrong"] for r in lesson_rows)
+    completion = next(iter(_overall(staging, "completion")), {})
+    sandbox = _overall(staging, "sandbox_faults")
+    return {
+        "failover": {**_distribution(failover), "unresolved": failover.get("unresolved", 0)},
+        "offline_windows": {**_distribution(every, "closed"), "windows": every.get("windows", 0),
+                            "open": every.get("open", 0), "total_ms": every.get("total_ms", 0),
+                            "by_fault": {r.get("fault"): r["windows"] for r in unavailability if r.get("fault") != ALL}},
+        "elections": {"by_strategy": elections, "total": sum(elections.values()),
+                      "unclean": elections.get("offline_unclean", 0)},
+        "messages_lost": {"total": sum(losses.values()), "by_acks": losses},
+        "zombie_writes_fenced": fencing.get("zombie_writes_fenced", 0),
+        "stale_epoch_rejections": fencing.get("stale_epoch_rejections", 0),
+        "predictions": {"answers": sum(r["answers"] for r in lesson_rows), "correct": correct, "wrong": wrong,
+                        "accuracy": correct / (correct + wrong) if correct + wrong else None},
+        "lessons": {"started": completion.get("started", 0), "finished": completion.get("finished", 0),
+                    "completed": completion.get("completed", 0),
+                    "completion_rate": completion.get("completion_rate")},
+        "free_play": {"user_faults": sum(r["injected"] for r in sandbox),
+                      "by_op": {r.get("op"): r["injected"] for r in sandbox}},
+    }
+
+
+def build_summary(staging: Path, replays: str, listing: dict | None, counts: dict, rows: dict[str, int],
+                  timings: dict[str, float], spark) -> dict:
+    sessions = read_json_dataset(staging, "sessions")
+    malformed = read_json_dataset(staging, "malformed")[:EXAMPLES]
+    files = listing["files"] if listing else counts["files_read"]
+    seconds = timings.get("total", 0.0)
+    return {
+        "version": SUMMARY_VERSION,
+        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "replays": replays,
+        "spark": {"version": spark.version, "master": spark.sparkContext.master,
+                  "default_parallelism": spark.sparkContext.defaultParallelism},
+        "input": {"files": files, "bytes": listing["bytes"] if listing else counts["bytes_read"],
+                  "lines": counts["lines"], "records": counts["records"], "sessions": counts["sessions"],
+                  "files_without_header": files - counts["sessions"] - counts.get("duplicate_copies", 0),
+                  "duplicate_copies": counts.get("duplicate_copies", 0),
+                  "sessions_by_mode": counts["sessions_by_mode"]},
+        "malformed": {"lines": sum(counts["malformed_by_reason"].values()),
+                      "by_reason": counts["malformed_by_reason"], "examples": malformed},
+        "headline": headline(staging),
+        "filters": {"class_ids": sorted({s["class_id"] for s in sessions if s.get("class_id")}),
+                    "lesson_ids": sorted({s["lesson_id"] for s in sessions if s.get("lesson_id")}),
+                    "dates": sorted({s["date"] for s in sessions if s.get("date")})},
+        "datasets": rows,
+        "timings_s": {k: round(v, 3) for k, v in timings.items()},
+        "records_per_s": round(counts["records"] / seconds, 1) if seconds else None,
+    }
+
+
+def headline_text(summary: dict) -> str:
+    """A few lines for the terminal."""
+    h, i, m = summary["headline"], summary["input"], summary["malformed"]
+    f, o = h["failover"], h["offline_windows"]
+
+    def ms(v):
+        return "-" if v is None else f"{v:.0f} ms"
+    lines = [
+        f"input: {i['files']} files, {i['records']} records, {i['sessions']} sessions; "
+        f"malformed lines: {m['lines']} {m['by_reason'] or ''}".rstrip(),
+        f"controller failovers: {f['count']} (p50 {ms(f['p50_ms'])}, p95 {ms(f['p95_ms'])}, max {ms(f['max_ms'])}), "
+        f"unresolved {f['unresolved']}",
+        f"offline windows: {o['windows']} (p50 {ms(o['p50_ms'])}, p95 {ms(o['p95_ms'])}), still open {o['open']}",
+        f"elections: {h['elections']['by_strategy']}; unclean {h['elections']['unclean']}",
+        f"acknowledged messages lost: {h['messages_lost']['total']} {h['messages_lost']['by_acks']}",
+        f"zombie writes fenced: {h['zombie_writes_fenced']}; stale-epoch requests rejected: {h['stale_epoch_rejections']}",
+        f"predictions: {h['predictions']['answers']} answers, accuracy {h['predictions']['accuracy']}",
+        f"lessons: {h['lessons']['started']} started, {h['lessons']['completed']} completed",
+        f"free play: {h['free_play']['user_faults']} faults injected by students",
+        f"took {summary['timings_s'].get('total', 0):.1f} s ({summary['records_per_s']} records/s)",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""The statistics job end to end: real fault scripts against the test ZooKeeper produce replay
+logs, lesson/class/free-play sessions are derived from them (``backend.stats.synthetic``), one
+line is damaged and one file cut short, ``kclab stats`` runs once as a user runs it, and its
+numbers must equal those counted straight from the records in plain Python."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from backend.stats import baseline
+from backend.stats.output import read_json_dataset
+
+
+@pytest.fixture(scope="module")
+def run(stats_run):
+    """The shared run (tests/stats/conftest.py: scripts, derived sessions, damage, the job)."""
+    return stats_run
+
+
+def test_the_job_writes_parquet_json_and_a_summary(run):
+    _, out, job = run
+    summary = json.loads((out / "summary.json").read_text())
+    for name, rows in summary["datasets"].items():
+        assert list((out / name).glob("*.parquet")) or rows == 0, f"{name}: no Parquet files"
+        assert len(read_json_dataset(out, name)) == rows
+    assert "stats [" in job.stderr and "done in" in job.stderr  # progress on stderr
+    assert "controller failovers:" in job.stdout
+    assert not list(out.parent.glob(".out.staging-*"))
+
+
+def test_the_headline_numbers_equal_a_plain_python_count(run):
+    replays, out, _ = run
+    summary = json.loads((out / "summary.json").read_text())
+    expected = baseline.compute(replays)
+    assert summary["input"]["files"] == expected["input"]["files"] == 12
+    assert summary["input"]["duplicate_copies"] == expected["input"]["duplicate_copies"] == 2
+    assert summary["input"]["sessions"] == 10
+    for key in ("bytes", "lines", "records", "sessions", "sessions_by_mode"):
+        assert summary["input"][key] == expected["input"][key], key
+    assert summary["malformed"]["by_reason"] == expected["malformed"]["by_reason"] == {"bad_json": 1, "truncated": 1}
+    got, want = summary["headline"], expected["headline"]
+    for key in want:
+        assert _close(got[key], want[key]), f"{key}: job {got[key]} != python {want[key]}"
+
+
+def test_the_numbers_mean_something(run):
+    """Guard against two implementations agreeing on nothing: the scripts do produce these."""
+    replays, out, _ = run
+    h = json.loads((out / "summary.json").read_text())["headline"]
+    originals = sorted(path for path in replays.glob("*.jsonl") if ".imported" not in path.name)  # copies count once
+    records = [json.loads(line) for path in originals for line in path.read_text().splitlines()
+               if line.strip() and _json(line)]
+    answered = [r for r in records if r.get("kind") == "lesson" and r.get("to_state") == "answered"]
+    assert h["predictions"]["answers"] == len(answered) > 0
+    assert h["predictions"]["wrong"] == sum(1 for r in answered if r["correct"] is False)
+    assert h["failover"]["count"] >= 6 and h["failover"]["p95_ms"] >= h["failover"]["p50_ms"] >= 0
+    assert h["elections"]["unclean"] >= 1 and h["messages_lost"]["by_acks"].get("1", 0) >= 5
+    assert h["zombie_writes_fenced"] >= 1 and h["stale_epoch_rejections"] >= 1
+    assert h["offline_windows"]["by_fault"].get("crash_broker", 0) >= 1
+    assert h["lessons"]["started"] == 6 and 0 < h["lessons"]["completed"] < 6
+    assert h["free_play"]["user_faults"] == sum(
+        1 for r in records if r.get("kind") == "fault" and (r.get("detail") or {}).get("source") == "user")
+
+
+def test_datasets_have_scopes_and_the_malformed_lines_listed(run):
+    _, out, _ = run
+    scopes = {r["scope"] for r in read_json_dataset(out, "failover")}
+    assert scopes == {"overall", "mode", "lesson", "class", "student", "cell"}
+    wrong = [r for r in read_json_dataset(out, "wrong_answers") if r["scope"] == "lesson"]
+    assert wrong and all(1 <= r["rank"] <= 3 for r in wrong)
+    malformed = read_json_dataset(out, "malformed")
+    assert sorted(r["reason"] for r in malformed) == ["bad_json", "truncated"]
+    assert any(r["line"] == 21 and r["file"].endswith("derived-0-0.jsonl") for r in malformed)
+
+
+def _json(line: str) -> bool:
+    try:
+        json.loads(line)
+        return True
+    except ValueError:
+        return False
+
+
+def _close(a, b) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and abs(a - b) <= 1e-6 * max(1.0, abs(b))
+    return a == b
