@@ -3,7 +3,7 @@
 Each record is written as one line and flushed at once, so if the app crashes, at most the
 record being written is lost. Reading is forgiving: a torn last line or a damaged line ends
 the replay *there*, and the reader says where and why — a student can still watch everything
-up to the damage.
+up to the damage. The rules live in ``backend/core/replay_check.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.core.records import Record, RecordError, SessionHeader
+from backend.core.records import Record, SessionHeader
+from backend.core.replay_check import Damage, ReplayChecker, finish
 
 
 def default_data_dir() -> Path:
@@ -56,30 +57,26 @@ class Replay:
     header: SessionHeader | None
     records: list[Record] = field(default_factory=list)
     problem: str | None = None
-    """Why reading stopped early (``None``: the whole file was read)."""
+    """Why reading stopped early, as ``file:line: reason`` (``None``: the whole file was read)."""
+    damage: Damage | None = None
+    """The same as a value: the line that broke a rule of ``backend/core/replay_check.py``."""
 
 
 def read_replay(path: Path | str) -> Replay:
+    """Every record up to the first damaged line (see ``backend/core/replay_check.py`` for the
+    rules, which the replay list, imports and the page share)."""
     path = Path(path)
-    replay = Replay(header=None)
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.endswith("\n"):
-                replay.problem = f"{path.name}:{number}: the last line is incomplete (the app stopped while writing it)"
+    checker = ReplayChecker()
+    records: list[Record] = []
+    with open(path, "rb") as f:
+        for raw in f:  # binary mode: only b"\n" ends a line, as in replay_check.split_lines
+            item = checker.feed(raw)
+            if item is None:
                 break
-            try:
-                data = json.loads(line)
-                if number == 1:
-                    replay.header = SessionHeader.from_dict(data)
-                else:
-                    record = Record.from_dict(data)
-                    expected = replay.records[-1].seq + 1 if replay.records else None
-                    if expected is not None and record.seq != expected:
-                        raise RecordError(f"seq {record.seq} follows {expected - 1}: records are missing")
-                    replay.records.append(record)
-            except (ValueError, RecordError, TypeError) as exc:
-                replay.problem = f"{path.name}:{number}: {exc}"
-                break
-    if replay.header is None and replay.problem is None:
-        replay.problem = f"{path.name}: empty file, no session header"
+            if isinstance(item, Record):
+                records.append(item)
+    finish(checker)
+    replay = Replay(header=checker.header, records=records, damage=checker.damage)
+    if checker.damage is not None:
+        replay.problem = f"{path.name}:{checker.damage.line}: {checker.damage.reason}"
     return replay
