@@ -18,6 +18,9 @@ from backend.runtime.zk_server import ZooKeeperServer
 from tests.support import close_client, sanitize_znode_name, started_client, wait_until
 
 TEST_ROOT = "/kclab-test"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-dev-shm-usage"]
 EXTERNAL_ZK_ENV = "KCLAB_TEST_ZK"
 
 
@@ -68,3 +71,15 @@ def zk_client(zk_hosts, chroot):
     client = started_client(zk_hosts + chroot)
     yield client
     close_client(client)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """The system Chromium (never a downloaded one), once for the whole run: Playwright's sync
+    API allows one instance per thread, so every browser test shares this one."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

@@ -18,6 +18,9 @@ from flask_socketio import SocketIO
 
 from backend.runtime.replay import default_data_dir
 from web import api, pages, sockets, teaching_api, teaching_sockets
+from web import stats_pages
+from web import replays_api
+from web import teaching_pages
 from web.broadcast import Broadcaster
 from web.classes import ClassRegistry
 from web.sandboxes import SandboxManager
@@ -65,6 +68,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(teaching_api.bp)
     api.register_error_handlers(app)
     app.register_blueprint(pages.bp)
+    app.register_blueprint(stats_pages.bp)
+    app.register_blueprint(teaching_pages.bp)  # /lessons, /join, /instructor
+    replays_api.init_app(app)  # /replays and /api/replays: recorded sessions
     sockets.register(socketio)
     teaching_sockets.register(socketio, sockets.guard)
     if app.config["START_BROADCASTER"]:

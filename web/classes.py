@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from backend.runtime.faults import apply_fault
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
-from web.service import ApiError
+from web.service import ApiError, apply, records_since
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud in a classroom
 
@@ -50,6 +50,10 @@ class ClassRoom:
         if for_instructor:
             out["students"] = [{"id": s.id, "name": s.name, "sandbox": s.sandbox} for s in self.students.values()]
             out["session_token"] = self.session.token if self.session else None
+            # The open question's tally, so an instructor's page that reloads redraws its chart.
+            audience = self.session.audience if self.session else None
+            question = getattr(audience, "open_question", None)
+            out["answers"] = {"question": question, "counts": audience.counts(question)} if question else None
         return out
 
 
@@ -152,6 +156,32 @@ class ClassRegistry:
             room.students[student.token] = student
         self.notify(f"class:{room.id}:instructor", "class_students", room.describe(for_instructor=True))
         return room, student
+
+    def member(self, room: ClassRoom, token: Any) -> Student | None:
+        """Who holds ``token`` in this class: ``None`` for the instructor, else the student (403)."""
+        if isinstance(token, str) and hmac.compare_digest(token, self.instructor_token):
+            return None
+        return self.student(room, token)
+
+    def records_since(self, room: ClassRoom, token: Any, session_id: Any, since: Any, limit: Any = None) -> dict:
+        """The class session's records for its watchers (who hold no token of its sandbox):
+        the gaps and history a student's page fetches, as ``GET /api/sandboxes/<id>/records``."""
+        self.member(room, token)
+        session = room.session
+        if session is None or (session_id is not None and session_id != session.id):
+            raise ApiError(409, f"session {session_id!r} is not the class's session now "
+                                f"({session.id if session else 'none'}): follow the class_session event")
+        return records_since(self.manager, session.id, session.token, since, limit)
+
+    def act(self, room: ClassRoom, token: Any, body: Any) -> dict[str, Any]:
+        """A fault on the class cluster: the instructor's goes through; a student's is refused
+        with the reason (students watch the shared cluster; they act on a private copy)."""
+        if self.member(room, token) is not None:
+            raise ApiError(403, "only the instructor acts on the class cluster: you are watching it. "
+                                "Wait for your private copy to try it yourself.")
+        if room.session is None:
+            raise ApiError(409, "the class has no cluster yet: start a demo or a lesson first")
+        return apply(self.manager, room.session.id, room.session.token, body, source="instructor")
 
     def answer(self, room: ClassRoom, token: Any, question: Any, given: Any) -> dict[str, int]:
         student = self.student(room, token)

@@ -8,6 +8,7 @@ from functools import lru_cache
 from backend.core.records import FIELD_NAMES
 from backend.scripts.schema import build_schema, op_schema
 from backend.scripts.vocabulary import FAULT_VOCABULARY
+from web import stats_pages
 
 _ERRORS = {"400": "malformed request (the reason says what)", "403": "the sandbox token is missing or wrong",
            "404": "no such sandbox", "409": "the fault does not apply to the cluster as it is now",
@@ -26,6 +27,149 @@ def _responses(ok: str, schema: str | None = None, errors=("400", "403", "404"))
 
 _TOKEN = [{"sandboxToken": []}]
 _ID = [{"name": "sandbox_id", "in": "path", "required": True, "schema": {"type": "string"}}]
+
+
+def _teaching_paths() -> dict:
+    """Lessons, walkthroughs, authoring and classes (web/teaching_api.py)."""
+    def op(summary, responses=("200",), errors=("400",), security=None, body=None, params=()):
+        out = {"summary": summary, "responses": {}}
+        for code in responses:
+            out["responses"][code] = {"description": "OK" if code in ("200", "201") else code,
+                                      "content": {"application/json": {"schema": {"type": "object"}}}}
+        for code in errors:
+            out["responses"][code] = {"description": _TEACHING_ERRORS[code], "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        if security:
+            out["security"] = [{security: []}]
+        if body:
+            out["requestBody"] = {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "properties": body}}}}
+        if params:
+            out["parameters"] = [{"name": n, "in": "query", "schema": {"type": t}} for n, t in params]
+        return out
+
+    path = lambda *names: [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}  # noqa: E731
+                           for n in names]
+    text = {"text": {"type": "string", "description": "the lesson's YAML"}}
+    return {
+        "/api/lessons": {"get": op("Every lesson, broken ones with file:line and reason", errors=())},
+        "/api/lessons/{lesson_id}": {"parameters": path("lesson_id"), "get": op(
+            "One lesson: its steps", errors=("404",))},
+        "/api/lessons/{lesson_id}/walkthrough": {"parameters": path("lesson_id"), "post": op(
+            "Start a walkthrough: a sandbox playing the lesson (its id and token)", ("201",), ("404", "409", "503"))},
+        "/api/sandboxes/{sandbox_id}/lesson/{action}": {"parameters": path("sandbox_id", "action"), "post": op(
+            "A walkthrough's controls: continue, answer {question, answer}, back {step}, restart, try {step} "
+            "(back, restart and try answer with the new sandbox)", ("200", "201"), ("400", "403", "404", "409"),
+            "sandboxToken", {"question": {"type": "string"}, "answer": {}, "step": {"type": "integer"}})},
+        "/api/lessons/check": {"post": op("Check a lesson's YAML: its problems, each with a line", body=text)},
+        "/api/instructor/lessons": {"post": op(
+            "Save a lesson for this instructor (a lesson with problems is never saved)", ("201",), ("400", "403"),
+            "instructorToken", {"id": {"type": "string"}, "instructor": {"type": "string"}, **text})},
+        "/api/instructor/lessons/dry-run": {"post": op(
+            "Play a lesson headless on a throwaway cluster; ok or the step that failed", errors=("400", "403"),
+            security="instructorToken", body=text)},
+        "/api/classes": {"post": op("Open a class: its id and short join code", ("201",), ("403",),
+                                    "instructorToken", {"instructor": {"type": "string"}})},
+        "/api/classes/join": {"post": op("Join a class with its code and a display name: the student's token",
+                                         ("201",), ("400", "404"), body={"code": {"type": "string"},
+                                                                        "name": {"type": "string"}})},
+        "/api/classes/{class_id}": {"parameters": path("class_id"), "get": op(
+            "The class: students, session, pause, the open question's answers", errors=("403", "404"),
+            security="instructorToken")},
+        "/api/classes/{class_id}/records": {"parameters": path("class_id"), "get": op(
+            "The class session's records with seq >= since (students and the instructor)", errors=("403", "404", "409"),
+            security="studentToken", params=(("session", "string"), ("since", "integer"), ("limit", "integer")))},
+        "/api/classes/{class_id}/faults": {"parameters": path("class_id"), "post": op(
+            "Apply a fault to the class cluster (the instructor only; a student is refused)",
+            errors=("400", "403", "404", "409"), security="instructorToken",
+            body={"op": {"type": "string"}})},
+        "/api/classes/{class_id}/{action}": {"parameters": path("class_id", "action"), "post": op(
+            "Run the class: session {lesson | cluster}, pause {paused}, continue, fork (a private copy each)",
+            ("200", "201"), ("400", "403", "404", "409", "503"), "instructorToken",
+            {"lesson": {"type": "string"}, "cluster": {"type": "object"}, "paused": {"type": "boolean"}})},
+    }
+
+
+_TEACHING_ERRORS = {"400": "malformed request (the reason says what)", "403": "the token is missing or wrong",
+                    "404": "no such lesson, sandbox or class", "409": "not possible now (the reason says why)",
+                    "503": "no room for another sandbox"}
+
+
+def _replay_error(code: str, why: str) -> dict:
+    return {"description": why, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+def _replay_paths() -> dict:
+    """Recorded sessions (web/replays_api.py): list, export, import, records."""
+    name = [{"name": "name", "in": "path", "required": True,
+             "schema": {"type": "string", "pattern": r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}\.jsonl$"}}]
+    bad_name = _replay_error("400", "not a replay log name")
+    unknown = _replay_error("404", "no replay log of that name")
+    query = lambda n, t, d: {"name": n, "in": "query", "schema": {"type": t}, "description": d}  # noqa: E731
+    ok = lambda schema: {"description": "OK", "content": {"application/json": {  # noqa: E731
+        "schema": {"$ref": f"#/components/schemas/{schema}"}}}}
+    return {
+        "/api/replays": {
+            "get": {"summary": "Recorded sessions (sandboxes, lesson runs, class demos, imports), newest first",
+                    "parameters": [query("class", "string", "class id"), query("lesson", "string", "lesson id"),
+                                   query("mode", "string", "sandbox, lesson, class or script"),
+                                   query("student", "string", "pseudonymous student id"),
+                                   query("since", "string", "started at or after: ms, ISO date (UTC) or date-time"),
+                                   query("until", "string", "started at or before (a date: the whole day)"),
+                                   query("limit", "integer", "at most this many entries")],
+                    "responses": {"200": ok("ReplayList"), "400": _replay_error("400", "a filter is malformed")}},
+            "post": {"summary": "Import a replay log (multipart field 'file', or the raw body). A damaged log is "
+                                "kept and flagged; one whose first line is no session header is refused. Never "
+                                "overwrites: the log is stored as <session>.imported[-N].jsonl",
+                     "requestBody": {"required": True, "content": {
+                         "multipart/form-data": {"schema": {"type": "object", "properties": {
+                             "file": {"type": "string", "format": "binary"}}}},
+                         "application/x-ndjson": {"schema": {"type": "string"}}}},
+                     "responses": {"201": ok("ReplayImport"),
+                                   "200": {"description": "the same bytes were already here: that entry",
+                                           "content": {"application/json": {"schema": {
+                                               "$ref": "#/components/schemas/ReplayImport"}}}},
+                                   "400": _replay_error("400", "empty, or not a replay log (the reason says why)"),
+                                   "413": _replay_error("413", "larger than REPLAY_IMPORT_MAX_BYTES")}}},
+        "/api/replays/{name}": {"parameters": name, "get": {
+            "summary": "The replay log itself, as a download (export). X-Replay-Live: 1 while it is recorded",
+            "responses": {"200": {"description": "the log: a session header line, then one record per line",
+                                  "content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
+                          "400": bad_name, "404": unknown}}},
+        "/api/replays/{name}/entry": {"parameters": name, "get": {
+            "summary": "The list entry of one replay log", "responses": {
+                "200": ok("ReplayEntry"), "400": bad_name, "404": unknown}}},
+        "/api/replays/{name}/records": {"parameters": [*name,
+            {"name": "since", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+            {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 5000}}],
+            "get": {"summary": "Records with seq >= since up to the log's damage, with its header and damage",
+                    "responses": {"200": ok("ReplayRecordPage"), "400": bad_name, "404": unknown}}},
+    }
+
+
+_DAMAGE = {"oneOf": [{"type": "null"}, {"type": "object", "required": ["line", "reason"], "properties": {
+    "line": {"type": "integer", "description": "1-based line number of the first line that breaks a rule"},
+    "reason": {"type": "string"}}}]}
+_NULLABLE = lambda t: {"type": [t, "null"]}  # noqa: E731
+_REPLAY_SCHEMAS = {
+    "ReplayEntry": {"type": "object", "properties": {
+        "name": {"type": "string"}, "session_id": _NULLABLE("string"), "mode": _NULLABLE("string"),
+        "lesson_id": _NULLABLE("string"), "class_id": _NULLABLE("string"), "student": _NULLABLE("string"),
+        "started_ms": _NULLABLE("integer"), "app_version": _NULLABLE("string"), "cluster": _NULLABLE("object"),
+        "records": {"type": "integer", "description": "readable records (up to the damage)"},
+        "last_seq": _NULLABLE("integer"), "last_ts_ms": _NULLABLE("integer"), "size": {"type": "integer"},
+        "modified_ms": {"type": "integer"}, "imported": {"type": "boolean"},
+        "live": {"type": "boolean", "description": "being recorded right now"},
+        "damaged": {"type": "boolean"}, "damage": _DAMAGE}},
+    "ReplayList": {"type": "object", "properties": {
+        "replays": {"type": "array", "items": {"$ref": "#/components/schemas/ReplayEntry"}},
+        "total": {"type": "integer"}}},
+    "ReplayImport": {"allOf": [{"$ref": "#/components/schemas/ReplayEntry"}, {"type": "object", "properties": {
+        "ok": {"const": True}, "created": {"type": "boolean"}}}]},
+    "ReplayRecordPage": {"type": "object", "properties": {
+        "records": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
+        "next": {"type": "integer"}, "header": _NULLABLE("object"), "damage": _DAMAGE, "live": {"type": "boolean"}}},
+}
 
 
 @lru_cache(maxsize=1)
@@ -60,12 +204,20 @@ def openapi_document() -> dict:
                 {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0}}],
                 "get": {"summary": "Records with seq >= since, in order", "security": _TOKEN,
                         "responses": _responses("200", "RecordPage")}},
+            **_replay_paths(),
+            **_teaching_paths(),
+            **stats_pages.openapi_paths(),
             "/api/vocabulary": {"get": {"summary": "Every operation with its fields",
                                         "responses": _responses("200", errors=())}},
             "/api/openapi.json": {"get": {"summary": "This document", "responses": _responses("200", errors=())}},
         },
         "components": {
-            "securitySchemes": {"sandboxToken": {"type": "apiKey", "in": "header", "name": "X-Sandbox-Token"}},
+            "securitySchemes": {
+                "sandboxToken": {"type": "apiKey", "in": "header", "name": "X-Sandbox-Token"},
+                "instructorToken": {"type": "apiKey", "in": "header", "name": "X-Instructor-Token",
+                                    "description": "printed by kclab serve in the instructor link"},
+                "studentToken": {"type": "apiKey", "in": "header", "name": "X-Student-Token",
+                                 "description": "returned by POST /api/classes/join"}},
             "schemas": {
                 "Error": {"type": "object", "required": ["error"], "properties": {
                     "ok": {"const": False}, "error": {"type": "string"}, "seq": {"type": "integer"}}},
@@ -83,6 +235,7 @@ def openapi_document() -> dict:
                 "RecordPage": {"type": "object", "properties": {
                     "records": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
                     "next": {"type": "integer"}}},
+                **_REPLAY_SCHEMAS,
             },
         },
     }

@@ -35,10 +35,7 @@ def on_join(data):
     in the snapshot, or in the catch-up, or in a later batch (perhaps twice: pages dedupe by seq)."""
     sandbox = service.sandbox_for(_manager(), data.get("sandbox"), data.get("token"))
     join_room(room(sandbox.id))
-    watching = _state().watching.setdefault(request.sid, set())
-    if sandbox.id not in watching:
-        watching.add(sandbox.id)
-        sandbox.watchers += 1
+    watch(request.sid, sandbox)
     snapshot = sandbox.snapshot()
     catch_up = [r.to_dict() for r in sandbox.bus.since(snapshot["seq"] + 1)]
     if catch_up:
@@ -49,7 +46,7 @@ def on_join(data):
 def on_leave(data):
     sandbox = service.sandbox_for(_manager(), data.get("sandbox"), data.get("token"))
     leave_room(room(sandbox.id))
-    _forget(request.sid, sandbox.id)
+    forget(request.sid, sandbox.id)
     return {"ok": True}
 
 
@@ -66,11 +63,21 @@ def on_records_since(data):
 def on_disconnect(*_):
     watching = _state().watching
     for sandbox_id in list(watching.get(request.sid, ())):
-        _forget(request.sid, sandbox_id)
+        forget(request.sid, sandbox_id)
     watching.pop(request.sid, None)
+    _state().class_watch.pop(request.sid, None)
 
 
-def _forget(sid: str, sandbox_id: str) -> None:
+def watch(sid: str, sandbox) -> None:
+    """Count this connection as watching ``sandbox``: a watched sandbox is never reaped as idle
+    (a class demo followed by thirty students, with the instructor's page closed, stays up)."""
+    watching = _state().watching.setdefault(sid, set())
+    if sandbox.id not in watching:
+        watching.add(sandbox.id)
+        sandbox.watchers += 1
+
+
+def forget(sid: str, sandbox_id: str) -> None:
     watching = _state().watching
     if sandbox_id in watching.get(sid, set()):
         watching[sid].discard(sandbox_id)

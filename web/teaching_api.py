@@ -106,6 +106,24 @@ def join_class():
                     "token": student.token}), 201
 
 
+def class_token() -> str | None:
+    """A class member's token: a student's (``X-Student-Token``) or the instructor's."""
+    return request.headers.get("X-Student-Token") or instructor_token()
+
+
+@bp.get("/classes/<class_id>/records")
+def class_records(class_id):
+    registry = classes()
+    return jsonify(registry.records_since(registry.get(class_id), class_token(), request.args.get("session"),
+                                          request.args.get("since"), request.args.get("limit")))
+
+
+@bp.post("/classes/<class_id>/faults")
+def class_fault(class_id):
+    registry = classes()
+    return jsonify(registry.act(registry.get(class_id), class_token(), body()))
+
+
 @bp.post("/classes/<class_id>/<action>")
 def class_action(class_id, action):
     registry = classes()

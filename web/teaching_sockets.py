@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import current_app, request
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
-from web import teaching
+from web import sockets, teaching
 from web.broadcast import room as sandbox_room
 
 
@@ -29,18 +29,23 @@ def on_join_class(data):
     registry = _state().classes
     room = registry.get(data.get("class"))
     token = data.get("token")
-    is_instructor = token == registry.instructor_token
+    student = registry.member(room, token)
+    is_instructor = student is None
     if not is_instructor:
-        student = registry.student(room, token)
         join_room(f"student:{student.token}")
     join_room(f"class:{room.id}")
     if is_instructor:
         join_room(f"class:{room.id}:instructor")
     for previous in list(_state().class_watch.get(request.sid, ())):
         leave_room(sandbox_room(previous))
+        sockets.forget(request.sid, previous)
     answer = {"ok": True, "class": room.describe(for_instructor=is_instructor), "snapshot": None}
+    if student is not None:  # a page that reloads after the fork finds its private copy here
+        answer["student"] = {"id": student.id, "name": student.name, "sandbox": student.sandbox,
+                             "sandbox_token": student.sandbox_token}
     if room.session is not None:
         join_room(sandbox_room(room.session.id))
+        sockets.watch(request.sid, room.session)
         _state().class_watch[request.sid] = {room.session.id}
         answer["snapshot"] = room.session.snapshot()
         catch_up = [r.to_dict() for r in room.session.bus.since(answer["snapshot"]["seq"] + 1)]
@@ -55,9 +60,17 @@ def on_class_answer(data):
     return {"ok": True, "counts": registry.answer(room, data.get("token"), data.get("question"), data.get("answer"))}
 
 
+def on_class_fault(data):
+    """A fault on the class cluster: the instructor's is applied, a student's refused (403)."""
+    registry = _state().classes
+    room = registry.get(data.get("class"))
+    return registry.act(room, data.get("token"), {k: v for k, v in data.items() if k not in ("class", "token")})
+
+
 def register(socketio: SocketIO, guard) -> None:
     for name, handler in (("lesson_continue", on_lesson_continue), ("lesson_answer", on_lesson_answer),
-                          ("join_class", on_join_class), ("class_answer", on_class_answer)):
+                          ("join_class", on_join_class), ("class_answer", on_class_answer),
+                          ("class_fault", on_class_fault)):
         socketio.on_event(name, guard(handler))
 
 

@@ -8,7 +8,9 @@ strings) and the fold is deterministic: the same records always give the same vi
 
 What ZooKeeper holds (``zk`` records from the observer) is the truth for znodes, for the
 controller and epoch, and for each partition's leader and ISR; the controller's records add
-what exists only in its memory — partition and replica states, its event queue — and why.
+what exists only in its memory — partition and replica states, its event queue — and why. A lesson's records (``kind: lesson``)
+fold into ``view["lesson"]`` — the step, the narration, what is highlighted, the open question
+and its graded answers — so a page that reloads or joins a class late shows where the lesson is.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import copy
 import re
 from typing import Any, Iterable
+
+from backend.core.lesson_view import fold_lesson
 
 REQUESTS_KEPT = 60
 _STATE_PATH = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
@@ -29,7 +33,7 @@ _BROKER_STATES = {"started": "alive", "registered": "alive", "resumed": "alive",
 def empty_view() -> dict[str, Any]:
     return {"seq": -1, "controller": None, "controller_epoch": None, "brokers": {}, "znodes": {},
             "partitions": {}, "replicas": {}, "events": {}, "requests": {}, "last_fault": None,
-            "last_refused": None, "config": {"topics": {}, "brokers": {}}}
+            "last_refused": None, "config": {"topics": {}, "brokers": {}}, "lesson": None}
 
 
 def fold(records: Iterable[dict], view: dict | None = None) -> dict[str, Any]:
@@ -240,4 +244,5 @@ def _leader_fields(partition: dict, r: dict) -> None:
 
 _HANDLERS = {"zk": _zk, "controller": _controller, "partition": _partition_record, "election": _election_or_isr,
              "isr": _election_or_isr, "replica": _replica, "broker": _broker_record,
-             "controller_event": _controller_event, "request": _request, "fault": _fault, "log": _log}
+             "controller_event": _controller_event, "request": _request, "fault": _fault, "log": _log,
+             "lesson": fold_lesson}

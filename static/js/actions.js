@@ -90,6 +90,14 @@ export function brokerActions(view, broker) {
   return actions;
 }
 
+/**
+ * Every action disabled, with one reason — a recorded session cannot change, whatever the
+ * cluster looked like at that moment.
+ */
+export function lockActions(actions, reason) {
+  return actions.map((a) => ({...a, enabled: false, reason, pressed: undefined}));
+}
+
 /** The palette's cluster-wide actions. */
 export function paletteActions(view, {unclean = false} = {}) {
   const controller = view.controller;

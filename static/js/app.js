@@ -8,9 +8,12 @@ import {Api} from './api.js';
 import {choose, createControls} from './controls.js';
 import {RecordStore} from './records.js';
 import {replaySource} from './replay-source.js';
-import {openSandbox, sandboxSource} from './sandbox.js';
+import {replayOptions, startReplayMode} from './replay-mode.js';
+import {openSandbox, rememberSandbox, sandboxSource} from './sandbox.js';
+import {TeachingApi} from './teaching-api.js';
 import {createClusterView} from './views/cluster.js';
 import {createControllerView} from './views/controller.js';
+import {createLessonView} from './views/lesson.js';
 import {createPartitionsView} from './views/partitions.js';
 import {createTimelineView} from './views/timeline.js';
 import {createZookeeperView} from './views/zookeeper.js';
@@ -19,6 +22,7 @@ const ANIMATE_AT_MOST = 60; // more records than this in one frame: jump, do not
 const AUTO_HISTORY = 20000; // a joining page fetches the records before its snapshot if fewer than this
 
 const api = new Api();
+const teaching = new TeachingApi(); // lessons and classes
 const store = new RecordStore();
 const root = document.body;
 const $ = (id) => document.getElementById(id);
@@ -31,7 +35,8 @@ const KEEP_APPLIED = 500; // records handed to the views per frame (for one-off 
 const controls = createControls({
   palette: $('palette'), playback: $('playback'), errors: $('errors'), infos: $('infos'),
   settingsButton: $('settings-button'), helpButton: $('help-button'),
-}, {store, act, getCluster: () => source?.cluster ?? null, getVocabulary: () => vocabulary, createSandbox});
+}, {store, act, getCluster: () => source?.cluster ?? null, getVocabulary: () => vocabulary, createSandbox,
+  getLock: () => source?.readOnly ?? null});
 
 const views = [ // the timeline first: it sets a scroll offset, which lays out its (contained) list
   createTimelineView($('timeline'), {store, invalidate, onScrub: (seq) => store.scrubTo(seq)}),
@@ -39,6 +44,8 @@ const views = [ // the timeline first: it sets a scroll offset, which lays out i
   createPartitionsView($('partitions')),
   createControllerView($('controllers')),
   createZookeeperView($('zookeeper')),
+  createLessonView($('lesson'), {teaching, api, getSource: () => source, getHeadView: () => store.headView,
+    switchSandbox, alerts: controls.alerts}), // last: it highlights what the views above drew
 ];
 
 store.on('view', (e) => {
@@ -179,6 +186,23 @@ async function createSandbox(cluster) {
   }
 }
 
+/** Show another sandbox of this browser's (a walkthrough rewound or copied): kept for reloads. */
+async function switchSandbox(sandbox) {
+  rememberSandbox(sandbox);
+  startSource(sandboxSource(api, await socketIo(), sandbox));
+}
+
+async function loadVocabulary() {
+  vocabulary = await api.vocabulary().catch((error) => {
+    controls.alerts.error(`Could not load the fault vocabulary: ${error.message}`);
+    return null;
+  });
+  invalidate();
+}
+
+// Pages that are the main page plus panels of their own: the module picks the source.
+const TEACHING_PAGES = {'/join': './class-student.js', '/instructor': './class-instructor.js'};
+
 async function socketIo() {
   const module = await import('/vendor/socket.io.mjs');
   return module.io;
@@ -187,11 +211,23 @@ async function socketIo() {
 async function boot() {
   const params = new URLSearchParams(window.location.search);
   try {
-    if (params.has('replay')) {
-      const rate = params.get('rate') ?? '40';
-      startSource(await replaySource(params.get('replay'), {
-        snapshot: Number(params.get('snapshot') ?? -1), rate: rate === 'all' ? 'all' : Number(rate),
-        chaos: params.get('chaos') === '1'}));
+    if (params.has('replay')) { // a recorded session: replay-mode.js
+      const options = replayOptions(window.location.search, window.location.hash);
+      const replay = await replaySource(options.url, options).catch((error) => {
+        status('no replay');
+        controls.alerts.error(`Could not open the replay: ${error.message}`);
+        return null;
+      });
+      if (!replay) return;
+      startSource(replay);
+      startReplayMode({store, source: replay, alerts: controls.alerts, options, getSource: () => source});
+      return;
+    }
+    const teachingPage = TEACHING_PAGES[window.location.pathname];
+    if (teachingPage) {
+      const page = await import(teachingPage);
+      await page.boot({api, teaching, store, controls, startSource, status, invalidate, socketIo, loadVocabulary,
+        getSource: () => source});
       return;
     }
     status('opening the sandbox…');

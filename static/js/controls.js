@@ -15,7 +15,8 @@ export {choose} from './controls/dialogs.js';
 
 /**
  * elements: {palette, playback, errors, infos, settingsButton, helpButton};
- * app: {store, act(op, fields, label), getCluster(), getVocabulary(), createSandbox(cluster)}.
+ * app: {store, act(op, fields, label), getCluster(), getVocabulary(), createSandbox(cluster),
+ *   getLock() (optional: why no fault applies at all, e.g. a replay; null when they may)}.
  */
 export function createControls(elements, app) {
   const alerts = createAlerts(elements.errors, elements.infos);
@@ -25,9 +26,10 @@ export function createControls(elements, app) {
     const choices = op?.schema?.properties?.during?.enum ?? op?.fields?.find((f) => f.name === 'during')?.choices;
     return Array.isArray(choices) && choices.length ? choices : EVENT_NAMES;
   };
-  const brokerMenu = createBrokerMenu({getView: () => app.store.headView, act: app.act, eventNames});
+  const getLock = app.getLock ?? (() => null);
+  const brokerMenu = createBrokerMenu({getView: () => app.store.headView, act: app.act, eventNames, getLock});
   const palette = createPalette(elements.palette, {getView: () => app.store.headView, getCluster: app.getCluster,
-    act: app.act, getVocabulary: app.getVocabulary});
+    act: app.act, getVocabulary: app.getVocabulary, getLock});
   const playback = createPlayback(elements.playback, app.store);
   installKeyboard({store: app.store, toggleHelp: help.toggle});
   elements.helpButton.addEventListener('click', help.toggle);

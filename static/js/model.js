@@ -7,8 +7,9 @@
  * follows the Python line by line, including Python's quirks: `None` becomes `null` (never
  * `undefined`, which JSON.stringify would drop), `if x:` is Python truthiness (an empty list is
  * false), `d.get(k, default)` uses the default only when the key is absent.
- * No DOM, no globals, no imports: node runs this file as it is.
+ * No DOM, no globals, only relative imports: node runs this file as it is.
  */
+import {foldLesson} from './lesson-model.js';
 
 export const REQUESTS_KEPT = 60;
 const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
@@ -23,7 +24,7 @@ const BROKER_STATES = new Map([
 export function emptyView() {
   return {seq: -1, controller: null, controller_epoch: null, brokers: {}, znodes: {},
     partitions: {}, replicas: {}, events: {}, requests: {}, last_fault: null,
-    last_refused: null, config: {topics: {}, brokers: {}}};
+    last_refused: null, config: {topics: {}, brokers: {}}, lesson: null};
 }
 
 /** Apply `records` (objects, as on the wire) in order to a copy of `view`. */
@@ -295,4 +296,5 @@ const HANDLERS = new Map([
   ['zk', zk], ['controller', controller], ['partition', partitionRecord], ['election', electionOrIsr],
   ['isr', electionOrIsr], ['replica', replica], ['broker', brokerRecord],
   ['controller_event', controllerEvent], ['request', request], ['fault', fault], ['log', log],
+  ['lesson', foldLesson],
 ]);

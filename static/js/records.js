@@ -29,6 +29,7 @@ export class RecordStore extends Emitter {
     this._timers = timers;
     this._mode = 'live';
     this._speed = 1;
+    this._paced = false;
     this._timer = null;
     this._scrubToken = 0;
     this._log = new RecordLog({fetchRecords, timers, gapWaitMs, checkpointEvery, hooks: {
@@ -116,15 +117,31 @@ export class RecordStore extends Emitter {
 
   // -- playback -------------------------------------------------------------------------------------
   _followsHead() {
-    return this._mode === 'live' && this._speed >= 1 && this._cursor === this._log.head;
+    return this._mode === 'live' && this._instant() && this._cursor === this._log.head;
   }
+
+  /** Playing applies every record at once (a live cluster at 1×), rather than one at a time. */
+  _instant() {
+    return this._speed >= 1 && !this._paced;
+  }
+
+  /**
+   * A recorded session: every record is already here, so "play" means watching them go by —
+   * paced one at a time at every speed, 1× included — not jumping to the newest.
+   */
+  setPaced(paced) {
+    this._paced = Boolean(paced);
+    if (this._paced && this._display === this._log.headView) this._display = clone(this._display);
+  }
+
+  get paced() { return this._paced; }
 
   _pump(added) {
     if (this._mode !== 'live') return;
     if (this._display === this._log.headView) {
       this._cursor = this._log.head;
       this._emitView(added, false);
-    } else if (this._speed >= 1) {
+    } else if (this._instant()) {
       this._advance(this._log.head - this._cursor);
     } else {
       this._schedule();
@@ -148,7 +165,7 @@ export class RecordStore extends Emitter {
       this._timer = null;
       if (this._mode !== 'live') return;
       this._advance(1);
-      if (this._speed >= 1) this._advance(this._log.head - this._cursor);
+      if (this._instant()) this._advance(this._log.head - this._cursor);
       else this._schedule();
     }, (MIN_STEP_MS + gap) / this._speed);
   }
@@ -163,7 +180,7 @@ export class RecordStore extends Emitter {
     this._scrubToken += 1;
     this._mode = 'live';
     this._emitMode();
-    if (this._speed >= 1) this._advance(this._log.head - this._cursor);
+    if (this._instant()) this._advance(this._log.head - this._cursor);
     else this._schedule();
   }
 
@@ -193,7 +210,7 @@ export class RecordStore extends Emitter {
     this._speed = speed;
     this._stopPacing();
     if (this._mode === 'live') {
-      if (speed >= 1) this._advance(this._log.head - this._cursor);
+      if (this._instant()) this._advance(this._log.head - this._cursor);
       else if (this._display === this._log.headView) this._display = clone(this._display);
       this._schedule();
     }
@@ -207,7 +224,7 @@ export class RecordStore extends Emitter {
     this._mode = 'live';
     if (this._display !== this._log.headView) {
       this._cursor = this._log.head;
-      this._display = this._speed >= 1 ? this._log.headView : clone(this._log.headView);
+      this._display = this._instant() ? this._log.headView : clone(this._log.headView);
       this._emitView([], true);
     }
     this._emitMode();

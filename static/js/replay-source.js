@@ -7,17 +7,27 @@
  *               ordering, de-duplication and gap fetching are exercised
  * It speaks the protocol's shapes: a snapshot {seq, view}, batches of records, and a records
  * "API" for missing ranges. Faults are refused: a recording cannot change.
+ * The log is read with replay-file.js's rules: a damaged log plays up to the damage, and the
+ * source says where (`damage`, `lastSeq`); a log the server is still writing
+ * (X-Replay-Live: 1) may end in a line on its way, which is left out (`pending`).
  */
 import {fold} from './model.js';
+import {parseReplayLog} from './replay-file.js';
+
+export const READ_ONLY = 'A recorded session cannot change: this is a replay. Start a sandbox to act.';
 
 const BATCHES_PER_SECOND = 15;
 
 export async function replaySource(url, {snapshot = -1, rate = 40, chaos = false} = {}) {
   const response = await fetch(url);
-  if (!response.ok) throw new Error(`cannot load the replay log ${url}: ${response.status}`);
-  const lines = (await response.text()).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-  const header = lines[0]?.kind === 'session' ? lines.shift() : {cluster: {}};
-  const records = lines;
+  if (!response.ok) {
+    const reason = await response.json().then((body) => body.error, () => null);
+    throw new Error(`cannot load the replay log ${url}: ${reason ?? response.status}`);
+  }
+  const live = response.headers.get('X-Replay-Live') === '1';
+  const parsed = parseReplayLog(await response.arrayBuffer(), {live});
+  const header = parsed.header ?? {cluster: {}};
+  const records = parsed.records;
   let timer = null;
   let random = 42;
   const chance = (p) => {
@@ -29,6 +39,8 @@ export async function replaySource(url, {snapshot = -1, rate = 40, chaos = false
     kind: 'replay',
     label: `replay ${header.lesson_id ?? header.session_id ?? url} (${records.length} records)`,
     cluster: header.cluster ?? {},
+    url, header: parsed.header, damage: parsed.damage, lastSeq: parsed.lastSeq, pending: parsed.pending, live,
+    readOnly: READ_ONLY,
     async fetchRecords(since, limit) {
       await new Promise((resolve) => setTimeout(resolve, 30));
       const out = records.filter((r) => r.seq >= since).slice(0, limit);
@@ -74,7 +86,7 @@ export async function replaySource(url, {snapshot = -1, rate = 40, chaos = false
       }, 1000 / BATCHES_PER_SECOND);
     },
     async fault() {
-      return {ok: false, error: 'This is a replay of a recorded session: faults cannot change it. Start a sandbox to act.'};
+      return {ok: false, error: READ_ONLY};
     },
     async remove() { this.close(); },
     close() {

@@ -21,13 +21,18 @@ export function forgetSandbox() {
   localStorage.removeItem(KEY);
 }
 
+/** Keep `sandbox` ({id, token}) as this browser's sandbox: a reload resumes it (walkthroughs too). */
+export function rememberSandbox(sandbox) {
+  localStorage.setItem(KEY, JSON.stringify({id: sandbox.id, token: sandbox.token}));
+}
+
 /** The saved sandbox if the server still has it, else a new one: {id, token, cluster, resumed}. */
 export async function openSandbox(api, {cluster = undefined, fresh = false} = {}) {
   const saved = fresh ? null : savedSandbox();
   if (saved) {
     try {
       const info = await api.getSandbox(saved.id, saved.token);
-      return {...saved, cluster: info.cluster, resumed: true};
+      return {...saved, cluster: info.cluster, mode: info.mode, lesson: info.lesson, resumed: true};
     } catch (error) {
       if (error.status !== 404 && error.status !== 403) throw error;
       forgetSandbox(); // the server no longer has it (restarted, or it expired): make a new one
@@ -35,7 +40,8 @@ export async function openSandbox(api, {cluster = undefined, fresh = false} = {}
   }
   const created = await api.createSandbox(cluster ?? {});
   localStorage.setItem(KEY, JSON.stringify({id: created.id, token: created.token}));
-  return {id: created.id, token: created.token, cluster: created.cluster, resumed: false};
+  return {id: created.id, token: created.token, cluster: created.cluster, mode: created.mode, lesson: created.lesson,
+    resumed: false};
 }
 
 export function sandboxSource(api, io, sandbox) {
@@ -43,6 +49,8 @@ export function sandboxSource(api, io, sandbox) {
   return {
     kind: 'sandbox',
     id: sandbox.id,
+    token: sandbox.token,
+    sandbox, // {id, token, cluster, mode, lesson}: a walkthrough's lesson panel reads mode and lesson
     label: `sandbox ${sandbox.id}`,
     cluster: sandbox.cluster,
     get link() { return link; },

@@ -2,8 +2,8 @@
 ZooKeeper, and the system Chromium driven by Playwright.
 
 ``kclab_server`` starts one server per test module in a child process, with its own data
-directory and a known instructor token, and waits until it answers. ``browser`` is one Chromium
-for the whole session; ``new_page`` opens a page in a fresh browser context (a fresh
+directory and a known instructor token, and waits until it answers. ``browser`` (in
+``tests/conftest.py``) is one Chromium for the whole session; ``new_page`` opens a page in a fresh browser context (a fresh
 localStorage: a new visitor) and saves a screenshot of every page it opened to
 ``test-artifacts/<test>-<n>.png`` when the test ends, passed or failed.
 """
@@ -26,9 +26,6 @@ from tests.support import LineReader, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--disable-dev-shm-usage"]
 INSTRUCTOR_TOKEN = "e2e-instructor-token"
 
 
@@ -78,16 +75,6 @@ def kclab_server(zk_hosts, tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -123,8 +123,9 @@ def test_scrubbing_back_shows_the_earlier_cluster_and_going_live_returns(new_pag
     victim = next(b for b in (0, 1, 2) if b != before["controller"])
     broker_action(page, victim, "crash")
     after = wait_until(lambda: (s := shown_equals_zookeeper(page, zk)) and s["brokers"][str(victim)] == "crashed"
-                       and all(p["leader"] != str(victim) for p in s["partitions"].values()) and s, 30,
-                       "the crashed broker to lead nothing")
+                       and all(p["leader"] != str(victim) and str(victim) not in p["isr"].split(",")
+                               for p in s["partitions"].values()) and s, 30,
+                       "the crashed broker to lead nothing and be in no ISR")
 
     page.locator(".pb-scrub").evaluate("(el, seq) => { el.value = String(seq); el.dispatchEvent(new Event('input')); }",
                                        before["seq"])

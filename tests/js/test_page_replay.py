@@ -10,7 +10,6 @@ and with records left out (the page fetches them again).
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from pathlib import Path
 
@@ -23,9 +22,7 @@ from backend.scripts.loader import load_script
 from tests.js.static_server import serve
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync"]
+
 
 @pytest.fixture(scope="module")
 def replay(zk_hosts, zk_root_client, tmp_path_factory):
@@ -50,15 +47,6 @@ def site(replay):
     server = serve(0, replays=replay[0])
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@ crash, never an effect on another sandbox."""
 
 from __future__ import annotations
 
+import re
+
 import jsonschema
 
 from tests.support import wait_until
@@ -115,3 +117,18 @@ def test_assets_come_from_our_own_origin(client):
         assert response.status_code == 200 and len(response.data) > 10000, path
         assert "javascript" in response.content_type
     assert client.get("/vendor/jquery.js").status_code == 404
+
+
+def test_openapi_documents_every_api_route_and_method_the_app_serves(app, client):
+    """The document cannot fall behind the code: every /api/ rule of the app, with each of its
+    methods, is a path of /api/openapi.json (Flask's <x> written as OpenAPI's {x})."""
+    document = client.get("/api/openapi.json").get_json()
+    served = set()
+    for rule in app.url_map.iter_rules():
+        if rule.rule.startswith("/api/"):
+            path = re.sub(r"<(?:[a-z]+:)?([a-z_]+)>", r"{\1}", rule.rule)
+            served |= {(path, method.lower()) for method in rule.methods - {"HEAD", "OPTIONS"}}
+    documented = {(path, method) for path, item in document["paths"].items() for method in item
+                  if method in ("get", "post", "put", "delete", "patch")}
+    assert served - documented == set(), "undocumented routes"
+    assert documented - served == set(), "documented routes the app does not serve"

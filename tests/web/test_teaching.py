@@ -4,6 +4,8 @@ lesson editor's checks."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.support import wait_until
@@ -97,6 +99,10 @@ def test_class_mode(app, client):
     for page, student in zip(pages, students):
         joined = page.emit("join_class", {"class": room["id"], "token": student["token"]}, callback=True)
         assert joined["ok"] and joined["class"]["session"] == session["id"]
+    # Students following the class keep its cluster from being reaped as idle.
+    manager = app.extensions["kclab"].sandboxes
+    assert manager.get(session["id"]).watchers == 3
+    assert session["id"] not in manager.reap_idle(now=time.monotonic() + 10 * manager.idle_seconds)
     sandbox = {"id": session["id"], "token": session["token"]}
     wait_until(lambda: lesson_state(client, sandbox, "step_started", 5), 20, "the class lesson's pause")
     for page, student, given in zip(pages, students, ("2", "3")):

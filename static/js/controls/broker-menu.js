@@ -3,10 +3,10 @@
  * during a ControllerEvent), resume, expire session. Actions that do not apply to the broker
  * as it is now are disabled, and say why — in the tooltip and in plain text under the item.
  */
-import {brokerActions, stateLabel} from '../actions.js';
+import {brokerActions, lockActions, stateLabel} from '../actions.js';
 import {askForm} from './dialogs.js';
 
-export function createBrokerMenu({getView, act, eventNames}) {
+export function createBrokerMenu({getView, act, eventNames, getLock = () => null}) {
   const menu = document.createElement('div');
   menu.className = 'broker-menu hidden';
   menu.setAttribute('role', 'menu');
@@ -35,7 +35,15 @@ export function createBrokerMenu({getView, act, eventNames}) {
     title.textContent = `Broker ${brokerId} — ${stateLabel(view.brokers[String(brokerId)]?.state ?? 'stopped')}`;
     menu.setAttribute('aria-label', `Actions for broker ${brokerId}`);
     menu.append(title);
-    for (const action of brokerActions(view, brokerId)) {
+    const locked = getLock();
+    const actions = brokerActions(view, brokerId);
+    if (locked) { // one reason for all, said once
+      const why = document.createElement('small');
+      why.className = 'why-not locked';
+      why.textContent = locked;
+      menu.append(why);
+    }
+    for (const action of locked ? lockActions(actions, locked) : actions) {
       const button = document.createElement('button');
       button.type = 'button';
       button.setAttribute('role', 'menuitem');
@@ -45,7 +53,7 @@ export function createBrokerMenu({getView, act, eventNames}) {
       if (action.reason) button.title = action.reason;
       button.addEventListener('click', () => run(action, brokerId));
       menu.append(button);
-      if (action.reason) {
+      if (action.reason && !locked) {
         const why = document.createElement('small');
         why.className = 'why-not';
         why.textContent = action.reason;

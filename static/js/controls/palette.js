@@ -5,10 +5,10 @@
  * ask for them in a small form; "Other fault…" offers every op of /api/vocabulary.
  */
 import d3 from '/vendor/d3.mjs';
-import {brokerIds, paletteActions, partitionKeys, topics} from '../actions.js';
+import {brokerIds, lockActions, paletteActions, partitionKeys, topics} from '../actions.js';
 import {askForm} from './dialogs.js';
 
-export function createPalette(container, {getView, getCluster, act, getVocabulary}) {
+export function createPalette(container, {getView, getCluster, act, getVocabulary, getLock = () => null}) {
   const root = d3.select(container).append('div').attr('class', 'palette').attr('role', 'group')
     .attr('aria-label', 'Faults and admin actions');
   function render() {
@@ -17,13 +17,17 @@ export function createPalette(container, {getView, getCluster, act, getVocabular
     const actions = paletteActions(view, {unclean});
     const vocabulary = getVocabulary();
     if (vocabulary) actions.push({id: 'other', label: 'Other fault…', enabled: true, reason: null, needs: 'form'});
-    root.selectAll('button').data(actions, (a) => a.id).join('button')
+    const locked = getLock();
+    root.attr('data-locked', locked ? 'true' : null);
+    root.selectAll('button').data(locked ? lockActions(actions, locked) : actions, (a) => a.id).join('button')
       .attr('type', 'button').attr('data-action', (a) => a.id)
       .text((a) => a.label)
       .property('disabled', (a) => !a.enabled)
       .attr('title', (a) => a.reason)
       .attr('aria-pressed', (a) => (a.pressed === undefined ? null : String(a.pressed)))
       .on('click', (event, a) => run(a));
+    root.selectAll('p.locked-note').data(locked ? [locked] : []).join('p') // said once, in words
+      .attr('class', 'locked-note why-not').text((reason) => reason);
   }
 
   async function run(action) {

@@ -120,7 +120,7 @@ export function createClusterView(container, {onBrokerClick}) {
     for (const key of done.keys()) if (!(key in view.requests)) done.delete(key);
     assignLanes(shown, lanes);
     const groups = requests.selectAll('g.request').data(shown, (d) => d.key).join(
-      (enter) => enter.append('g').attr('class', 'request')
+      (enter) => enter.append('g').attr('class', 'request').attr('data-request', (d) => d.key)
         .attr('transform', (d) => at(d, 0))
         .call((g) => g.append('circle').attr('r', 6))
         .call((g) => g.append('text').attr('class', 'request-name').attr('y', -9))

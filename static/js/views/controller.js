@@ -46,7 +46,8 @@ export function createControllerView(container) {
           (update) => update,
           (exit) => exit.remove(),
         );
-        items.attr('data-event-id', (e) => e.id).text((e) => `${e.name} #${e.id}`);
+        items.attr('data-event-id', (e) => e.id).attr('data-event', (e) => `${e.name}#${e.id}`)
+          .text((e) => `${e.name} #${e.id}`);
         s.select('.ctl-queue').classed('empty', events.queue.length === 0)
           .attr('data-empty-text', 'queue empty');
       });

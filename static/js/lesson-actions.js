@@ -1,0 +1,63 @@
+/**
+ * What the lesson panel's buttons do, for the source being shown. The class pages set
+ * `source.lessonActions` themselves (a student answers over the class link, the instructor
+ * continues through the class API); for this browser's own sandbox playing a lesson they are
+ * the walkthrough API (continue, answer, back, restart, try), and for a "Try it yourself" copy
+ * the way back to the lesson. Back, Restart and Try answer a new sandbox: `switchSandbox` shows it.
+ *
+ * actions: {role, me (whose graded answers are "mine"), lessonKey (for the outline), next(),
+ * answer(question, answer), back(step), restart(), tryFrom(step), returnToLesson()} — absent
+ * ones are buttons the page does not show.
+ */
+const WALKTHROUGH_KEY = 'kclab.walkthrough'; // the lesson a "Try it yourself" copy came from
+
+/** -> actionsFor(source): the source's lesson actions, or null (one object per source). */
+export function lessonActions({teaching, api, switchSandbox}) {
+  const actionsCache = new WeakMap();
+
+  function actionsFor(source) {
+    if (!source) return null;
+    if (source.lessonActions !== undefined) return source.lessonActions;
+    if (source.kind !== 'sandbox' || !source.sandbox?.lesson) return null;
+    if (!actionsCache.has(source)) {
+      actionsCache.set(source, source.sandbox.mode === 'sandbox' ? copyActions(source) : walkthroughActions(source));
+    }
+    return actionsCache.get(source);
+  }
+
+  function walkthroughActions(source) {
+    const call = (action, body) => teaching.lessonAction(source.id, source.token, action, body);
+    const rewind = async (action, body) => switchSandbox(await call(action, body));
+    return {
+      role: 'walkthrough', me: 'student', lessonKey: source.sandbox.lesson,
+      next: () => call('continue'),
+      answer: (q, a) => call('answer', {question: q, answer: a}),
+      back: (step) => rewind('back', {step}),
+      restart: () => rewind('restart'),
+      tryFrom: async (step) => {
+        localStorage.setItem(WALKTHROUGH_KEY, JSON.stringify({id: source.id, token: source.token}));
+        await rewind('try', {step});
+      },
+    };
+  }
+
+  function copyActions(source) {
+    let saved = null;
+    try {
+      saved = JSON.parse(localStorage.getItem(WALKTHROUGH_KEY) ?? 'null');
+    } catch {
+      saved = null;
+    }
+    return {
+      role: 'copy', lessonKey: source.sandbox.lesson,
+      returnToLesson: saved?.id ? async () => {
+        const info = await api.getSandbox(saved.id, saved.token); // throws (with the reason) if it is gone
+        await switchSandbox({...info, id: saved.id, token: saved.token});
+        localStorage.removeItem(WALKTHROUGH_KEY);
+        await api.deleteSandbox(source.id, source.token).catch(() => null);
+      } : null,
+    };
+  }
+
+  return actionsFor;
+}

@@ -1,0 +1,41 @@
+/**
+ * The /lessons page: the lesson list, and "Start the walkthrough". Starting one creates the
+ * lesson's sandbox on the server, keeps it as this browser's sandbox (the one it had before is
+ * deleted: one page, one cluster) and opens the main page, which resumes it — so the lesson
+ * survives a reload there like any sandbox does.
+ */
+import {Api} from './api.js';
+import {createAlerts} from './controls/alerts.js';
+import {rememberSandbox, savedSandbox} from './sandbox.js';
+import {TeachingApi} from './teaching-api.js';
+import {createLessonList} from './views/lesson-list.js';
+
+const $ = (id) => document.getElementById(id);
+const alerts = createAlerts($('errors'), $('infos'));
+const api = new Api();
+const teaching = new TeachingApi();
+
+async function startWalkthrough(lesson) {
+  let sandbox;
+  try {
+    sandbox = await teaching.startWalkthrough(lesson.id);
+  } catch (error) {
+    alerts.error(`Could not start “${lesson.title}”: ${error.message}`);
+    return;
+  }
+  const old = savedSandbox();
+  if (old && old.id !== sandbox.id) await api.deleteSandbox(old.id, old.token).catch(() => null);
+  rememberSandbox(sandbox);
+  window.location.assign('/');
+}
+
+const list = createLessonList($('lesson-list'), {
+  buttons: [{action: 'walkthrough', label: 'Start the walkthrough', run: startWalkthrough}],
+});
+
+teaching.lessons()
+  .then((answer) => list.render(answer.lessons))
+  .catch((error) => {
+    list.render([]);
+    alerts.error(`Could not load the lessons: ${error.message}`);
+  });

@@ -1,0 +1,85 @@
+"""Helpers for the lesson and class end-to-end tests: ZooKeeper as the truth (read with kazoo in
+a sandbox's chroot), the pages' testable DOM, and the instructor's page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kazoo.exceptions import NoNodeError
+
+from tests.support import close_client, started_client
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture
+def zk_of(zk_hosts):
+    """``zk_of(sandbox_id)`` -> a kazoo client in that sandbox's chroot (/kclab/<id>), closed after."""
+    clients = []
+
+    def open_client(sandbox_id):
+        clients.append(started_client(f"{zk_hosts}/kclab/{sandbox_id}"))
+        return clients[-1]
+
+    yield open_client
+    for client in clients:
+        close_client(client)
+
+
+def zk_leaders(client, topic: str) -> dict[str, str]:
+    """Every partition's leader as ZooKeeper holds it, spelled as the DOM's data-leader."""
+    out = {}
+    for p in client.get_children(f"/brokers/topics/{topic}/partitions"):
+        state = json.loads(client.get(f"/brokers/topics/{topic}/partitions/{p}/state")[0])
+        out[f"{topic}-{p}"] = str(state["leader"])
+    return out
+
+
+def zk_controller(client) -> tuple[int | None, int]:
+    try:
+        controller = json.loads(client.get("/controller")[0])["brokerid"]
+    except NoNodeError:
+        controller = None
+    return controller, int(client.get("/controller_epoch")[0])
+
+
+def page_leaders(page) -> dict[str, str]:
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('tr.partition')]
+      .map((row) => [row.dataset.partition, row.dataset.leader]))""")
+
+
+def shown_source(page) -> str | None:
+    """The sandbox (or class session) the page shows now."""
+    return page.evaluate("window.kclab.source?.id ?? null")
+
+
+def wait_brokers_alive(page, count: int = 3) -> None:
+    page.wait_for_function(f"document.querySelectorAll('button.broker[data-state=\"alive\"]').length === {count}"
+                           " && document.querySelector('.crown[data-controller]') !== null")
+
+
+def broker_action(page, broker, action: str) -> None:
+    """Open a broker's menu and click one of its actions, as a student does."""
+    page.click(f'button.broker[data-broker-id="{broker}"]')
+    page.click(f'[role="menu"] [role="menuitem"][data-action="{action}"]')
+
+
+def open_instructor(new_page, server, name: str = "Ada"):
+    """The instructor's page with a class open: (page, join code, class id)."""
+    page = new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server.url}instructor#token={server.instructor_token}")
+    page.fill("#instructor-name", name)
+    page.click('[data-action="open-class"]')
+    page.wait_for_selector(".join-code[data-code]")
+    code = page.get_attribute(".join-code", "data-code")
+    class_id = page.get_attribute(".class-panel", "data-class-id")
+    assert len(code) == 6 and class_id
+    return page, code, class_id
+
+
+def screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
