@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from backend.core.assignment import assign_replicas_to_brokers
 from backend.core.config import KafkaConfig, config_string, topic_config_value
@@ -287,15 +288,25 @@ class Cluster:
             "partitions": partitions, "replicas": replicas, "znodes": found,
         }
 
-    def znode_versions(self) -> dict[str, tuple[int, int]]:
-        """Every znode of the cluster with (czxid, mzxid): what changed between two looks."""
+    def znode_versions(self, timeout_s: float = 15.0) -> dict[str, tuple[int, int]]:
+        """Every znode of the cluster with (czxid, mzxid): what changed between two looks.
+
+        Bounded in time: without a ZooKeeper quorum kazoo would wait for one forever, and a
+        lesson in front of a class must fail with a reason rather than hang."""
         out, stack = {}, ["/"]
+        deadline = time.monotonic() + timeout_s
         while stack:
             path = stack.pop()
             try:
-                _, stat = self._tools.get(path)
-                children = self._tools.get_children(path)
+                left = max(0.1, deadline - time.monotonic())
+                stat = self._tools.exists_async(path).get(timeout=left)
+                children = self._tools.get_children_async(path).get(timeout=left)
             except NoNodeError:
+                continue
+            except KazooTimeoutError:
+                raise ConnectionError(f"ZooKeeper did not answer within {timeout_s:.0f} s (no quorum?) while "
+                                      f"reading the znode tree at {path}") from None
+            if stat is None:
                 continue
             if path != "/":
                 out[path] = (stat.czxid, stat.mzxid)

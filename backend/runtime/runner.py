@@ -96,7 +96,10 @@ class ScriptRunner:
                 if self.stop_before is not None and step.index >= self.stop_before:
                     result = RunResult(True, f"stopped before step {step.index}, as asked")
                     break
-                outcome = self.run_step(step)
+                try:
+                    outcome = self.run_step(step)
+                except ConnectionError as exc:  # e.g. no ZooKeeper quorum: the step fails, with the reason
+                    outcome = self._fail(step, str(exc))
                 if not outcome.ok:
                     result = RunResult(False, outcome.message, step)
                     break
