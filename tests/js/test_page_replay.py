@@ -110,6 +110,16 @@ def test_the_page_shows_what_the_python_fold_says(page, site, replay):
     assert_shows(page, records, paused, "scrubbed")
     assert page.locator('[data-broker-id="0"]').get_attribute("data-state") == "paused"
 
+    # A render between the slider moving and the next frame puts the unfocused slider back on
+    # the cursor (records keep arriving live); the scrub still goes where the slider was moved.
+    earlier = paused - 1
+    page.locator(".pb-scrub").evaluate(
+        "(el, seq) => { el.value = String(seq); el.dispatchEvent(new Event('input')); el.value = el.max; }", earlier)
+    assert_shows(page, records, earlier, "scrubbed")
+    page.locator(".pb-scrub").evaluate(
+        "(el, seq) => { el.value = String(seq); el.dispatchEvent(new Event('input')); }", paused)
+    assert_shows(page, records, paused, "scrubbed")
+
     # → steps one record; space plays again (back to the newest record).
     page.locator("#h-timeline").click()
     page.keyboard.press("ArrowRight")

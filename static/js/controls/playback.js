@@ -29,12 +29,16 @@ export function createPlayback(container, store) {
   $('.pb-step').addEventListener('click', () => store.step());
   $('.pb-live').addEventListener('click', () => store.goLive());
   speed.addEventListener('change', () => store.setSpeed(Number(speed.value)));
+  // The target is read when the slider moves, not in the frame callback: a render in between
+  // (records keep arriving) may already have put the unfocused slider back on the cursor.
   let pendingScrub = null;
+  let scrubTarget = null;
   scrub.addEventListener('input', () => {
+    scrubTarget = Number(scrub.value);
     if (pendingScrub === null) {
       pendingScrub = requestAnimationFrame(() => {
         pendingScrub = null;
-        store.scrubTo(Number(scrub.value));
+        store.scrubTo(scrubTarget);
       });
     }
   });
