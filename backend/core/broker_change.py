@@ -75,7 +75,8 @@ def on_broker_failure(ctx: ControllerContext, dead_brokers: Iterable[int]) -> Pr
 def on_replicas_become_offline(ctx: ControllerContext, replicas: Iterable[PartitionAndReplica]) -> Program:
     replicas = list(replicas)
     for_deletion = [r for r in replicas if ctx.is_topic_queued_up_for_deletion(r.topic_partition.topic)]
-    not_for_deletion = [r for r in replicas if r not in set(for_deletion)]
+    deleting = set(for_deletion)
+    not_for_deletion = [r for r in replicas if r not in deleting]
     offline_leader = ctx.partitions_with_offline_leader()
     ctx, _ = yield from partition_changes(ctx, offline_leader, PartitionState.OfflinePartition)
     ctx, _ = yield from trigger_online_partition_state_change(ctx)

@@ -38,7 +38,8 @@ def do_controlled_shutdown(ctx: ControllerContext, broker_id: int, broker_epoch:
         and not ctx.is_topic_queued_up_for_deletion(tp.topic)
     ]
     led = [tp for tp in to_act_on if ctx.partition_leadership_info[tp].leader == broker_id]
-    followed = [tp for tp in to_act_on if tp not in set(led)]
+    led_set = set(led)
+    followed = [tp for tp in to_act_on if tp not in led_set]
     yield from emit([Record(
         kind="controller", subject=f"broker:{broker_id}", to_state="shutting_down",
         controller_id=ctx.controller_id, controller_epoch=ctx.epoch, broker_id=broker_id,

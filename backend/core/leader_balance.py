@@ -40,7 +40,7 @@ def process_replica_leader_election(
     known = set(ctx.partition_assignments)
     unknown = sorted(partitions - known)
     being_deleted = sorted(tp for tp in partitions & known if ctx.is_topic_queued_up_for_deletion(tp.topic))
-    live = sorted(tp for tp in partitions & known if tp not in set(being_deleted))
+    live = sorted((partitions & known) - set(being_deleted))
     electable, already_valid = [], []
     for tp in live:
         info = ctx.partition_leadership_info.get(tp)

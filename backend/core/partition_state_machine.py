@@ -50,7 +50,8 @@ def handle_state_changes(
         return ctx, {}
     batch = RequestBatch()
     valid = [tp for tp in partitions if is_valid_transition(ctx.partition_state(tp), target)]
-    invalid = [log.invalid_partition_transition(ctx, tp, target) for tp in partitions if tp not in set(valid)]
+    valid_set = set(valid)
+    invalid = [log.invalid_partition_transition(ctx, tp, target) for tp in partitions if tp not in valid_set]
     yield from emit(invalid)
     results: dict = {}
     if target is P.OnlinePartition:

@@ -49,7 +49,8 @@ def handle_state_changes(
 
 def _do_handle_state_changes(ctx, replica_id: int, replicas, target: ReplicaState, batch: RequestBatch) -> Program:
     valid = [r for r in replicas if is_valid_transition(ctx.replica_state(r), target)]
-    records = [log.invalid_replica_transition(ctx, r, target) for r in replicas if r not in set(valid)]
+    valid_set = set(valid)
+    records = [log.invalid_replica_transition(ctx, r, target) for r in replicas if r not in valid_set]
     marks: dict[PartitionAndReplica, ReplicaState] = {}
     if target is R.NewReplica:
         for replica in valid:
