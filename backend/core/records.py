@@ -105,11 +105,14 @@ class Record:
             values["isr"] = tuple(values["isr"])
         return cls(**values)
 
-    def stamped(self, session_id: str, seq: int, ts_ms: int, cause_seq: int | None = None) -> Record:
+    def stamped(self, session_id: str, seq: int, ts_ms: int, cause_seq: int | None = None,
+                cause: str | None = None) -> Record:
         """This record as it leaves the runtime: with its session, its place in the order and
-        its wall-clock time (and the seq of its cause, when the runtime knows it)."""
+        its wall-clock time (and its cause and the seq of that cause, when the runtime knows
+        them and the record does not name its own). One copy, however many fields are set."""
         return replace(
             self, session_id=session_id, seq=seq, ts_ms=ts_ms,
+            cause=self.cause if self.cause is not None else cause,
             cause_seq=self.cause_seq if self.cause_seq is not None else cause_seq,
         )
 

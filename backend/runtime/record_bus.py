@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from dataclasses import replace
 from typing import Callable, Iterable
 
 from backend.core.records import Record
@@ -53,9 +52,7 @@ class RecordBus:
             now = int(self._clock() * 1000)
             stamped = []
             for record in records:
-                if cause is not None and record.cause is None:
-                    record = replace(record, cause=cause)
-                stamped.append(record.stamped(self.session_id, self._seq, now, cause_seq))
+                stamped.append(record.stamped(self.session_id, self._seq, now, cause_seq, cause))
                 self._seq += 1
             self._recent.extend(stamped)
             for sink in list(self._sinks):
