@@ -92,6 +92,22 @@ def test_topic_deletion_removes_every_znode(start_cluster, zk_client):
     gone = (paths.topic_path("t"), paths.topic_config_path("t"), paths.delete_topic_path("t"))
     wait_until(lambda: all(zk_client.exists(p) is None for p in gone), 10, "the topic's znodes to go")
     assert any(r.to_state == "ReplicaDeletionSuccessful" for r in recorder.of("replica"))
+    assert recorder.of("controller_event", op="TopicDeletionStopReplicaResponseReceived")
+
+
+def test_a_reassignment_deleting_a_replica_is_not_a_topic_deletion_event(start_cluster, zk_client):
+    """StopReplica(delete) also removes a reassignment's dropped replica; Kafka turns its answer
+    into ``TopicDeletionStopReplicaResponseReceived`` only for a topic being deleted."""
+    cluster, recorder = start_cluster(brokers=(0, 1, 2), topics={"t": {"assignment": {0: [0, 1]}}})
+    assert apply_fault(cluster, "reassign_partitions", {"partitions": {"t-0": [0, 2]}}).ok
+    wait_until(lambda: cluster.view()["partitions"]["t-0"]["replicas"] == [0, 2]
+               and zk_client.exists(paths.REASSIGN_PARTITIONS) is None, 20, "the reassignment to complete")
+    deleted = wait_until(lambda: [r for r in recorder.of("request", op="StopReplica", broker_id=1)
+                                  if (r.detail or {}).get("partitions", {}).get("t-0", {}).get("delete")], 10,
+                         "StopReplica(delete) to reach broker 1")
+    assert deleted
+    assert cluster.wait_stable(10)
+    assert not recorder.of("controller_event", op="TopicDeletionStopReplicaResponseReceived")
 
 
 def test_topic_level_unclean_election(start_cluster):
