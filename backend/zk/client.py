@@ -35,8 +35,11 @@ TIMEOUT_S = 10.0
 
 
 class KafkaZkClient:
-    def __init__(self, zk: KazooClient) -> None:
+    def __init__(self, zk: KazooClient, pipelined: bool = True) -> None:
         self.zk = zk
+        self.pipelined = pipelined
+        """``False`` makes controller writes synchronous, one at a time, as Kafka's controller
+        wrote before 1.1 (KAFKA-5642). Only ``bench/controller_scale.py --sync-writes`` sets it."""
 
     # -- broker registration (§1.1) -------------------------------------------------------------
     def create_top_level_paths(self) -> None:
@@ -195,7 +198,7 @@ class KafkaZkClient:
     def execute(self, writes, epoch_zk_version: int, emit: Callable[[list[Record]], object] | None = None
                 ) -> list[WriteResult]:
         """Attempt each write in its own fenced transaction; one outcome per write, in order."""
-        return FencedWriter(self.zk, epoch_zk_version, emit).execute(list(writes))
+        return FencedWriter(self.zk, epoch_zk_version, emit, pipelined=self.pipelined).execute(list(writes))
 
     # -- what a partition leader writes itself (§16, pre-AlterIsr) -------------------------------------
     def update_partition_state_as_leader(self, tp: TopicPartition, state: LeaderIsrAndControllerEpoch) -> int | None:

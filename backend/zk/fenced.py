@@ -34,10 +34,14 @@ class Fenced(Exception):
 
 
 class FencedWriter:
-    def __init__(self, zk: KazooClient, epoch_zk_version: int, emit: Callable[[list[Record]], object] | None) -> None:
+    def __init__(self, zk: KazooClient, epoch_zk_version: int, emit: Callable[[list[Record]], object] | None,
+                 pipelined: bool = True) -> None:
+        """``pipelined=False`` waits for each transaction before submitting the next (Kafka
+        before 1.1); only the benchmark uses it, to measure what pipelining buys."""
         self.zk = zk
         self.epoch_zk_version = epoch_zk_version
         self._emit = emit or (lambda records: None)
+        self.pipelined = pipelined
 
     # -- transactions ------------------------------------------------------------------------------
     def _tx(self, ops) -> object:
@@ -64,6 +68,8 @@ class FencedWriter:
     # -- the writes ----------------------------------------------------------------------------------
     def execute(self, writes) -> list[WriteResult]:
         self._create_parents([w for w in writes if isinstance(w, CreatePartitionState)])
+        if not self.pipelined:
+            return [self._collect(w, self._submit(w)) for w in writes]
         submitted = [(w, self._submit(w)) for w in writes]
         return [self._collect(w, handle) for w, handle in submitted]
 

@@ -1,0 +1,499 @@
+"""Controller speed at scale, on a real ZooKeeper: broker failure and controller failover.
+
+Scenarios (see ``bench/README.md`` for the full story and ``docs/performance.md`` for results):
+
+* ``failure`` — a cluster of ``--brokers`` brokers holds ``--partitions`` partitions (RF 3,
+  Kafka's assignment with a fixed start index, so every broker is the preferred leader of
+  1/n of them). A broker that is not the controller crashes (its session is closed). Measured:
+  crash -> last new leader written to ZooKeeper (the largest ``mtime`` of the moved partitions'
+  state znodes), against the *floor*: the same number of conditional setData of the same size,
+  pipelined with kazoo's async API, on the same server, in the same run.
+* ``failover`` — the first controller comes up over a cluster that already holds every znode
+  (it was written directly, as a Kafka cluster would hold it): ``elected`` -> ``active``,
+  against the raw read floor (the same znodes async-read by a plain kazoo client). Then the
+  controller broker crashes and the next controller's failover is measured the same way.
+
+``--sync-writes`` makes every broker's controller write one transaction at a time (Kafka
+before 1.1). Each run builds a fresh cluster in its own chroot and deletes it afterwards; the
+ZooKeeper server is the bench's own (``forceSync=no`` unless ``--force-sync``).
+
+Times: record timestamps (``ts_ms``, the wall clock stamped by the record bus when a record
+leaves the controller thread) and ZooKeeper's ``mtime`` (the server's wall clock when it
+applied the write) — both the same host clock, both milliseconds. Floors: ``time.perf_counter``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import math
+import os
+import platform
+import pstats
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from backend.core.assignment import assign_replicas_to_brokers  # noqa: E402
+from backend.core.records import Record  # noqa: E402
+from backend.runtime import zk_server  # noqa: E402
+from backend.runtime.cluster import Cluster  # noqa: E402
+from backend.runtime.record_bus import RecordBus  # noqa: E402
+from backend.scripts.cluster_spec import ClusterSpec  # noqa: E402
+from backend.zk import codec, paths  # noqa: E402
+from bench import threads  # noqa: E402
+from bench.zk_tools import (  # noqa: E402
+    close, delete_tree, floor_failover_reads, floor_reads, floor_writes, make_scratch_znodes, pipelined,
+    seed_cluster, started_client,
+)
+
+BENCH_ROOT = "/kclab-bench"
+PLACEHOLDER_CONTROLLER = 999
+"""A ``/controller`` held by the bench while the brokers start, so that all of them are
+registered before anyone can win: the first real controller then fails over a whole cluster."""
+MAX_PARTITIONS_PER_TOPIC = 10_000
+"""A topic znode lists every partition; at 100,000 it would exceed ZooKeeper's 1 MB request
+limit (jute.maxbuffer) — real clusters of that size have many topics."""
+CONFIG = {
+    # Follower threads would otherwise fetch (and leaders check their ISR) every 200 ms over
+    # tens of thousands of partitions, competing for the 2 cores: nothing fetches during a run.
+    "replica.fetch.wait.max.ms": 600_000,
+    "replica.lag.time.max.ms": 3_600_000,
+    # Kafka's default session timeout: heartbeats of 6 sessions must survive a busy GIL.
+    "zookeeper.session.timeout.ms": 18_000,
+    # No preferred-replica election check may land in the middle of a measurement.
+    "auto.leader.rebalance.enable": False,
+}
+
+
+# -- records ------------------------------------------------------------------------------------
+@dataclass
+class Seen:
+    """The records a bench needs, caught by a bus sink (the bus keeps only the last 20,000)."""
+
+    marks: list[Record] = field(default_factory=list)
+    elections: list[tuple[int, int, str]] = field(default_factory=list)  # (seq, ts_ms, outcome)
+    isr_changes: list[tuple[int, int]] = field(default_factory=list)  # (seq, ts_ms)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def __call__(self, records: list[Record]) -> None:
+        for r in records:
+            self.counts[r.kind] = self.counts.get(r.kind, 0) + 1
+            if r.kind in ("controller", "broker", "controller_event"):
+                self.marks.append(r)
+            elif r.kind == "election":
+                self.elections.append((r.seq, r.ts_ms, r.outcome))
+            elif r.kind == "isr":
+                self.isr_changes.append((r.seq, r.ts_ms))
+
+    def first(self, after_seq: int = -1, **match) -> Record | None:
+        return next((r for r in self.marks if r.seq > after_seq
+                     and all(getattr(r, k) == v for k, v in match.items())), None)
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.01)
+
+
+# -- profiling the controller thread ------------------------------------------------------------
+class EventProfiler:
+    """Wraps every broker's controller event processing in its own ``cProfile.Profile``
+    while armed, and keeps the profile of the longest event (the measured one)."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.longest: tuple[float, str, cProfile.Profile] | None = None
+        self._lock = threading.Lock()
+
+    def install(self, cluster: Cluster) -> None:
+        for broker in cluster.brokers.values():
+            manager = broker.controller.events
+            manager._process = self._wrap(manager._process)
+
+    def _wrap(self, process):
+        def profiled(queued):
+            if not self.armed:
+                return process(queued)
+            profile, start = cProfile.Profile(), time.perf_counter()
+            profile.enable()
+            try:
+                return process(queued)
+            finally:
+                profile.disable()
+                elapsed = time.perf_counter() - start
+                with self._lock:
+                    if self.longest is None or elapsed > self.longest[0]:
+                        self.longest = (elapsed, queued.event.name, profile)
+        return profiled
+
+    def report(self, limit: int = 40) -> str:
+        if self.longest is None:
+            return "(nothing profiled)\n"
+        elapsed, name, profile = self.longest
+        out = io.StringIO()
+        out.write(f"# cProfile of the controller thread handling {name} ({elapsed:.2f} s under the profiler)\n")
+        for key in ("cumulative", "tottime"):
+            out.write(f"\n## sorted by {key}\n")
+            pstats.Stats(profile, stream=out).strip_dirs().sort_stats(key).print_stats(limit)
+        return out.getvalue()
+
+
+# -- one cluster ----------------------------------------------------------------------------------
+class BenchCluster:
+    """A ``Cluster`` whose znodes were written before its brokers started, in its own chroot."""
+
+    def __init__(self, zk_hosts: str, brokers: int, partitions: int, topics: int, sync_writes: bool) -> None:
+        self.zk_hosts = zk_hosts
+        self.broker_ids = tuple(range(1, brokers + 1))
+        self.session_id = f"bench-{uuid.uuid4().hex[:8]}"
+        self.chroot = f"{BENCH_ROOT}/{self.session_id}"
+        self.sync_writes = sync_writes
+        per_topic = math.ceil(partitions / topics)
+        self.topics: dict[str, dict[int, list[int]]] = {}
+        left = partitions
+        for i in range(topics):
+            n = min(per_topic, left)
+            left -= n
+            # Kafka's assignment with a fixed start index: broker b leads every n-th partition.
+            self.topics[f"bench-{i}"] = assign_replicas_to_brokers(n, 3, self.broker_ids, fixed_start_index=0)
+        self.bus = RecordBus(self.session_id)
+        self.seen = Seen()
+        self.bus.subscribe(self.seen)
+        self.cluster = Cluster(zk_hosts, self.chroot, ClusterSpec(brokers=self.broker_ids, config=CONFIG),
+                               self.session_id, self.bus, observe=False)
+        self.client = None  # a plain kazoo client in the chroot: seeding, floors, checks
+        self._placeholder = None
+        self.seed_s = 0.0
+        self.seeded = 0
+
+    def preferred_leaders(self) -> dict[int, list[tuple[str, int]]]:
+        led: dict[int, list[tuple[str, int]]] = {b: [] for b in self.broker_ids}
+        for topic, assignment in self.topics.items():
+            for p, replicas in assignment.items():
+                led[replicas[0]].append((topic, p))
+        return led
+
+    def prepare(self, timeout: float) -> None:
+        """Seed the znodes and start every broker behind a placeholder ``/controller``, so all
+        of them are registered before anyone can win it."""
+        root = started_client(self.zk_hosts)
+        try:
+            root.ensure_path(self.chroot)
+        finally:
+            close(root)
+        self.client = started_client(self.zk_hosts + self.chroot)
+        start = time.perf_counter()
+        self.seeded = seed_cluster(self.client, self.topics)
+        self.seed_s = time.perf_counter() - start
+        self._placeholder = started_client(self.zk_hosts + self.chroot)
+        self._placeholder.create(paths.CONTROLLER, codec.encode_controller(PLACEHOLDER_CONTROLLER), ephemeral=True)
+        # What Cluster.start does, minus its wait for the first broker to win /controller.
+        cluster = self.cluster
+        cluster._tools = started_client(self.zk_hosts + self.chroot)
+        for broker_id in self.broker_ids:
+            cluster.brokers[broker_id].start()
+        wait_for(lambda: len(self.client.get_children(paths.BROKER_IDS)) == len(self.broker_ids), timeout,
+                 "every broker to register")
+        wait_for(lambda: all(b.controller.events.is_idle() for b in cluster.brokers.values()), timeout,
+                 "the brokers' controller threads to settle")
+        if self.sync_writes:
+            for broker in cluster.brokers.values():
+                broker.kafka_zk.pipelined = False
+
+    def release(self) -> int:
+        """Close the placeholder's session: ``/controller`` vanishes and every broker races for
+        it; the winner fails over the whole cluster. Returns the bus's seq at that moment."""
+        mark = self.bus.next_seq
+        close(self._placeholder)
+        self._placeholder = None
+        return mark
+
+    def wait_active(self, after_seq: int, timeout: float) -> tuple[Record, Record]:
+        elected = wait_for(lambda: self.seen.first(after_seq, kind="controller", to_state="elected"), timeout,
+                           "a controller to be elected")
+        active = wait_for(lambda: self.seen.first(elected.seq, kind="controller", to_state="active",
+                                                  controller_id=elected.controller_id), timeout,
+                          f"broker {elected.controller_id} to become the active controller")
+        if not self.cluster.wait_stable(timeout, quiet_s=0.3):
+            raise TimeoutError("the cluster did not settle")
+        return elected, active
+
+    def close(self) -> None:
+        try:
+            close(self._placeholder)
+            self.cluster.close(keep=True)
+        finally:
+            close(self.client)
+            root = started_client(self.zk_hosts)
+            try:
+                delete_tree(root, self.chroot)
+                if root.exists(BENCH_ROOT) and not root.get_children(BENCH_ROOT):
+                    root.delete(BENCH_ROOT)
+            finally:
+                close(root)
+
+
+# -- scenarios ------------------------------------------------------------------------------------
+def run_failure(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler | None, timeout: float,
+                reps: int = 3) -> dict:
+    elected, active = bc.wait_active(bc.release(), timeout)
+    if profiler is not None:
+        profiler.install(bc.cluster)
+    controller = elected.controller_id
+    led = bc.preferred_leaders()
+    victim = max((b for b in bc.broker_ids if b != controller), key=lambda b: (len(led[b]), -b))
+    moved = led[victim]
+    if profiler is not None:
+        profiler.armed, profiler.longest = True, None
+    cpu_before = threads.snapshot(jvm_pid)
+    bc.cluster.brokers[victim].crash()
+    crashed = bc.seen.first(-1, kind="broker", to_state="crashed", broker_id=victim)
+    processed = wait_for(lambda: bc.seen.first(crashed.seq, kind="controller_event", op="BrokerChange",
+                                               to_state="processed", broker_id=controller), timeout,
+                         "the controller to process the BrokerChange")
+    cpu = threads.diff(cpu_before, threads.snapshot(jvm_pid))
+    if profiler is not None:
+        profiler.armed = False
+    bc.cluster.wait_stable(timeout, quiet_s=0.3)
+    queued = bc.seen.first(crashed.seq, kind="controller_event", op="BrokerChange", to_state="queued",
+                           broker_id=controller)
+    processing = bc.seen.first(crashed.seq, kind="controller_event", op="BrokerChange", to_state="processing",
+                               broker_id=controller)
+    elections = [(seq, ts) for seq, ts, outcome in bc.seen.elections if seq > crashed.seq and outcome == "ok"]
+    shrinks = [ts for seq, ts in bc.seen.isr_changes if seq > crashed.seq]
+
+    # What ZooKeeper holds now: every moved partition has a live leader; when was it written?
+    stats = pipelined(lambda tp=tp: bc.client.get_async(paths.partition_state_path(*tp)) for tp in moved)
+    states = [codec.decode_partition_state(data, stat.version) for data, stat in stats]
+    not_moved = [tp for tp, s in zip(moved, states) if s.leader in (victim, -1)]
+    if not_moved:
+        raise AssertionError(f"{len(not_moved)} partitions still without a live leader, e.g. {not_moved[:3]}")
+    last_leader_mtime = max(stat.mtime for _, stat in stats)
+    first_leader_mtime = min(stat.mtime for _, stat in stats)
+    sample = stats[0][0]  # one new state znode's JSON: the floor writes the same size
+
+    # The floors, on the same server, while the cluster is idle: each the best of ``reps`` tries
+    # (a floor is what the server and kazoo can do at best; one try can catch a busy moment).
+    floor_root = "/bench-floor"
+    nodes = make_scratch_znodes(bc.client, floor_root, len(moved), sample)
+    epoch_version = bc.client.get(paths.CONTROLLER_EPOCH)[1].version
+    version = iter(range(1_000_000))
+    controller_zk = bc.cluster.brokers[controller].zk
+    tries = {
+        "async_setdata_s": lambda: floor_writes(bc.client, nodes, sample, next(version), "async"),
+        "async_fenced_s": lambda: floor_writes(bc.client, nodes, sample, next(version), "async",
+                                               paths.CONTROLLER_EPOCH, epoch_version),
+        "sync_setdata_s": lambda: floor_writes(bc.client, nodes, sample, next(version), "sync"),
+        "sync_fenced_s": lambda: floor_writes(bc.client, nodes, sample, next(version), "sync",
+                                              paths.CONTROLLER_EPOCH, epoch_version),
+        "async_read_s": lambda: floor_reads(bc.client, nodes),
+        # The same fenced writes through the controller broker's own session: its pausable
+        # proxy, in the process where the other brokers' threads live (not part of the floor).
+        "async_fenced_via_controller_session_s": lambda: floor_writes(
+            controller_zk, nodes, sample, next(version), "async", paths.CONTROLLER_EPOCH, epoch_version),
+        "sync_fenced_via_controller_session_s": lambda: floor_writes(
+            controller_zk, nodes, sample, next(version), "sync", paths.CONTROLLER_EPOCH, epoch_version),
+    }
+    floor_tries = {key: [round(measure(), 4) for _ in range(reps)] for key, measure in tries.items()}
+    floors = {key: min(values) for key, values in floor_tries.items()}
+    delete_tree(bc.client, floor_root)
+    t0 = crashed.ts_ms
+    return {
+        "controller": controller, "victim": victim, "leaders_moved": len(moved), "elections_ok": len(elections),
+        "isr_shrinks": len(shrinks), "state_znode_bytes": len(sample),
+        "first_failover_s": (active.ts_ms - elected.ts_ms) / 1000,
+        "crash_to_first_leader_written_s": (first_leader_mtime - t0) / 1000,
+        "crash_to_last_leader_written_s": (last_leader_mtime - t0) / 1000,
+        "crash_to_last_election_record_s": (max(ts for _, ts in elections) - t0) / 1000,
+        "crash_to_broker_change_queued_s": (queued.ts_ms - t0) / 1000,
+        "crash_to_broker_change_processing_s": (processing.ts_ms - t0) / 1000,
+        "crash_to_broker_change_processed_s": (processed.ts_ms - t0) / 1000,
+        "floor": {k: round(v, 4) for k, v in floors.items()},
+        "floor_tries": floor_tries,
+        "ratio_to_async_floor": round((last_leader_mtime - t0) / 1000 / floors["async_setdata_s"], 2),
+        # Kafka's controller reads every state znode before it elects (the cache may be stale):
+        "ratio_to_read_plus_write_floor": round(
+            (last_leader_mtime - t0) / 1000 / (floors["async_read_s"] + floors["async_setdata_s"]), 2),
+        "cpu_s_during_broker_change": cpu,
+        "records": dict(bc.seen.counts),
+    }
+
+
+def best_read_floor(bc: BenchCluster, reps: int) -> tuple[float, int, list[float]]:
+    tries = [floor_failover_reads(bc.client) for _ in range(reps)]
+    return min(t for t, _ in tries), tries[0][1], [round(t, 3) for t, _ in tries]
+
+
+def run_failover(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler | None, timeout: float,
+                 reps: int = 3) -> dict:
+    """First failover (all brokers alive) and the one after the controller broker crashes."""
+    out: dict[str, Any] = {}
+    if profiler is not None:
+        profiler.install(bc.cluster)
+        profiler.armed, profiler.longest = True, None
+    cpu_before = threads.snapshot(jvm_pid)
+    elected, active = bc.wait_active(bc.release(), timeout)
+    out["cpu_s_first_failover"] = threads.diff(cpu_before, threads.snapshot(jvm_pid))
+    if profiler is not None:
+        profiler.armed = False
+    loaded = bc.seen.first(elected.seq, kind="controller", to_state="context_loaded")
+    out["first"] = {"controller": elected.controller_id, "live_brokers": len(bc.broker_ids),
+                    "elected_to_context_loaded_s": (loaded.ts_ms - elected.ts_ms) / 1000,
+                    "elected_to_active_s": (active.ts_ms - elected.ts_ms) / 1000}
+    floor_s, znodes, floor_tries = best_read_floor(bc, reps)
+    out["first"]["floor_read_s"] = round(floor_s, 3)
+    out["first"]["floor_read_tries"] = floor_tries
+    out["first"]["znodes_read"] = znodes
+    out["first"]["ratio"] = round(out["first"]["elected_to_active_s"] / floor_s, 2)
+
+    # The controller broker crashes: the next controller also elects leaders for its partitions.
+    crashed_controller = elected.controller_id
+    mark = bc.bus.next_seq
+    bc.cluster.brokers[crashed_controller].crash()
+    elected2, active2 = bc.wait_active(mark, timeout)
+    loaded2 = bc.seen.first(elected2.seq, kind="controller", to_state="context_loaded")
+    floor2_s, znodes2, floor2_tries = best_read_floor(bc, reps)
+    out["after_controller_crash"] = {
+        "crashed": crashed_controller, "controller": elected2.controller_id, "live_brokers": len(bc.broker_ids) - 1,
+        "leaders_moved": len(bc.preferred_leaders()[crashed_controller]),
+        "elected_to_context_loaded_s": (loaded2.ts_ms - elected2.ts_ms) / 1000,
+        "elected_to_active_s": (active2.ts_ms - elected2.ts_ms) / 1000,
+        "floor_read_s": round(floor2_s, 3), "floor_read_tries": floor2_tries, "znodes_read": znodes2,
+        "ratio": round((active2.ts_ms - elected2.ts_ms) / 1000 / floor2_s, 2),
+    }
+    out["records"] = dict(bc.seen.counts)
+    return out
+
+
+# -- the driver -----------------------------------------------------------------------------------
+def machine(zk: zk_server.ZooKeeperServer | None, force_sync: bool) -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), "?")
+    mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                  if line.startswith("MemTotal"))
+    java = subprocess.run([zk_server.java_executable(), "-version"], capture_output=True, text=True).stderr
+    from importlib.metadata import version
+    return {"nproc": os.cpu_count(), "cpu": cpu, "ram_gb": round(mem_kb / 1024 / 1024, 1),
+            "python": platform.python_version(), "java": java.splitlines()[0] if java else "?",
+            "zookeeper": zk.classpath.version if zk else "external", "zookeeper_jvm": list(zk_server.JVM_OPTIONS),
+            "forceSync": "yes" if force_sync else "no", "kazoo": version("kazoo")}
+
+
+def summarize(values: list[float]) -> dict:
+    return {"median": round(statistics.median(values), 3), "min": round(min(values), 3),
+            "max": round(max(values), 3), "runs": [round(v, 3) for v in values]}
+
+
+def dig(run: dict, key: str) -> Any:
+    for part in key.split("."):
+        run = run[part]
+    return run
+
+
+SUMMARY_KEYS = {
+    "failure": ["crash_to_last_leader_written_s", "crash_to_first_leader_written_s", "crash_to_last_election_record_s",
+                "crash_to_broker_change_queued_s", "crash_to_broker_change_processed_s",
+                "floor.async_setdata_s", "floor.async_fenced_s", "floor.sync_setdata_s", "floor.sync_fenced_s",
+                "floor.async_read_s", "floor.async_fenced_via_controller_session_s",
+                "floor.sync_fenced_via_controller_session_s", "ratio_to_async_floor",
+                "ratio_to_read_plus_write_floor", "first_failover_s"],
+    "failover": ["first.elected_to_context_loaded_s", "first.elected_to_active_s", "first.floor_read_s",
+                 "first.ratio", "after_controller_crash.elected_to_context_loaded_s",
+                 "after_controller_crash.elected_to_active_s", "after_controller_crash.floor_read_s",
+                 "after_controller_crash.ratio"],
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", choices=("failure", "failover"), default="failure")
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--brokers", type=int, default=5)
+    parser.add_argument("--topics", type=int, default=None,
+                        help=f"default: one topic per {MAX_PARTITIONS_PER_TOPIC:,} partitions")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sync-writes", action="store_true",
+                        help="controller writes one transaction at a time (Kafka before 1.1)")
+    parser.add_argument("--force-sync", action="store_true", help="ZooKeeper fsyncs its log (default: forceSync=no)")
+    parser.add_argument("--zk-heap", default="1g",
+                        help="ZooKeeper JVM -Xmx (default 1g; the launcher's own 128m thrashes in full GCs at 100k partitions)")
+    parser.add_argument("--floor-reps", type=int, default=3, help="each floor is the best of this many tries")
+    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the measured controller event")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    args = parser.parse_args(argv)
+    if args.brokers < 3:
+        parser.error("--brokers must be at least 3 (replication factor 3)")
+    topics = args.topics or max(1, math.ceil(args.partitions / MAX_PARTITIONS_PER_TOPIC))
+
+    if args.zk_heap:
+        zk_server.JVM_OPTIONS = tuple(o for o in zk_server.JVM_OPTIONS if not o.startswith("-Xmx")) + (
+            f"-Xmx{args.zk_heap}",)
+    zk = zk_server.ZooKeeperServer(force_sync=args.force_sync).start()
+    log = sys.stderr
+    results: dict[str, Any] = {
+        "command": " ".join([".venv/bin/python", "bench/controller_scale.py",
+                             *(argv if argv is not None else sys.argv[1:])]),
+        "scenario": args.scenario, "partitions": args.partitions, "brokers": args.brokers, "topics": topics,
+        "sync_writes": args.sync_writes, "machine": machine(zk, args.force_sync), "runs": []}
+    profiler = EventProfiler() if args.profile else None
+    try:
+        for i in range(args.runs):
+            bc = BenchCluster(zk.hosts, args.brokers, args.partitions, topics, args.sync_writes)
+            started, load = time.perf_counter(), os.getloadavg()[0]
+            try:
+                bc.prepare(args.timeout)
+                if args.scenario == "failure":
+                    run = run_failure(bc, zk.pid, profiler, args.timeout, args.floor_reps)
+                else:
+                    run = run_failover(bc, zk.pid, profiler, args.timeout, args.floor_reps)
+            finally:
+                bc.close()
+            run["loadavg_1min_before"] = round(load, 2)
+            run["seeded_znodes"] = bc.seeded
+            run["seed_s"] = round(bc.seed_s, 2)
+            run["wall_s"] = round(time.perf_counter() - started, 1)
+            results["runs"].append(run)
+            print(f"run {i + 1}/{args.runs}: {json.dumps(_headline(args.scenario, run))}", file=log, flush=True)
+    finally:
+        zk.stop()
+    results["summary"] = {k: summarize([dig(r, k) for r in results["runs"]]) for k in SUMMARY_KEYS[args.scenario]}
+    if profiler is not None:
+        Path(args.profile).write_text(profiler.report())
+        print(f"profile written to {args.profile}", file=log)
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        print()
+    else:
+        for key, s in results["summary"].items():
+            print(f"{key:55s} median {s['median']:>9} min {s['min']:>9} max {s['max']:>9}")
+    return 0
+
+
+def _headline(scenario: str, run: dict) -> dict:
+    keys = SUMMARY_KEYS[scenario]
+    return {k: dig(run, k) for k in keys}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

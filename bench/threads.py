@@ -1,0 +1,67 @@
+"""CPU time per thread (and of the ZooKeeper JVM) over an interval, from ``/proc``.
+
+The controller shares one Python process (and its GIL) with every simulated broker's kazoo
+threads and request handlers. A per-thread CPU account over the measured interval shows who
+else was running while the controller worked; ``cProfile`` sees only the controller thread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections import defaultdict
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(stat_path: str) -> float:
+    with open(stat_path) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
+
+
+def _group(name: str) -> str:
+    """Thread names without their broker id / counter: ``request-handler-3`` -> ``request-handler``;
+    kazoo's unnamed threads by their target: ``Thread-7 (zk_loop)`` -> ``kazoo zk_loop``."""
+    unnamed = re.fullmatch(r"Thread-\d+ \((.+)\)", name)
+    if unnamed:
+        return f"kazoo {unnamed.group(1)}"
+    return re.sub(r"[-_ ]?\d+$", "", name) or name
+
+
+def snapshot(jvm_pid: int | None = None) -> dict[str, float]:
+    """CPU seconds used so far, by thread group, plus ``zookeeper-jvm`` and ``process``."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out: dict[str, float] = defaultdict(float)
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            seconds = _cpu_seconds(f"/proc/self/task/{tid}/stat")
+        except OSError:
+            continue
+        out[_group(names.get(int(tid), "other"))] += seconds
+    out["process (all Python threads)"] = _cpu_seconds("/proc/self/stat")
+    ours = out["process (all Python threads)"]
+    if jvm_pid is not None:
+        try:
+            out["zookeeper-jvm"] = _cpu_seconds(f"/proc/{jvm_pid}/stat")
+            ours += out["zookeeper-jvm"]
+        except OSError:
+            pass
+    out["other processes (machine busy time minus ours)"] = _machine_busy_seconds() - ours
+    return dict(out)
+
+
+def _machine_busy_seconds() -> float:
+    """Non-idle CPU seconds of the whole machine (all cores) since boot, from ``/proc/stat``."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return (sum(values[:8]) - idle) / _TICK
+
+
+def diff(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """CPU seconds per group between two snapshots (groups that used less than 10 ms left out).
+    A thread that ended meanwhile is missing from ``after``; its time shows only in ``process``."""
+    out = {k: round(after.get(k, 0.0) - before.get(k, 0.0), 2) for k in after}
+    return {k: v for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v >= 0.01}
