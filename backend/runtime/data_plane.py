@@ -295,15 +295,19 @@ class DataPlane:
                 respond("NONE", (first, last, state.leader_epoch))
                 return
             timeout = self.broker.config["request.timeout.ms"]
-            self._delayed.append(DelayedProduce(
+            produce = DelayedProduce(
                 tp, state.leader_epoch, last + 1, time.monotonic() * 1000 + timeout,
-                lambda error: respond(error, (first, last, state.leader_epoch))))
-            self._complete_delayed(time.monotonic() * 1000)
+                lambda error: respond(error, (first, last, state.leader_epoch)))
+            self._delayed.append(produce)
+            # Only the new request can have become complete: a moved high watermark already
+            # checked the others (Kafka's purgatory, too, checks only what a change concerns).
+            self._complete_delayed(time.monotonic() * 1000, [produce])
 
-    def _complete_delayed(self, now: float) -> None:
+    def _complete_delayed(self, now: float, candidates=None) -> None:
+        """Answer the waiting acks=all produces (``candidates``, default all) that are done."""
         done = []
         with self._lock:
-            for produce in self._delayed:
+            for produce in self._delayed if candidates is None else candidates:
                 state = self._leader_state(produce.tp, produce.leader_epoch)
                 if state is None:
                     done.append((produce, "NOT_LEADER_OR_FOLLOWER"))
@@ -312,8 +316,9 @@ class DataPlane:
                     done.append((produce, "NONE" if len(state.isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"))
                 elif now > produce.deadline:
                     done.append((produce, "REQUEST_TIMED_OUT"))
-            finished = {id(p) for p, _ in done}
-            self._delayed = [p for p in self._delayed if id(p) not in finished]
+            if done:
+                finished = {id(p) for p, _ in done}
+                self._delayed = [p for p in self._delayed if id(p) not in finished]
         for produce, error in done:
             produce.respond(error)
 
