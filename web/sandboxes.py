@@ -46,6 +46,10 @@ class Sandbox:
     """A lesson being played in this sandbox (walkthroughs and class lessons), else ``None``."""
     audience: Any = None
     lesson_id: str | None = None
+    on_pending: Callable[[], None] | None = None
+    """Called when records arrive and none were waiting: the broadcaster wakes to send them."""
+    last_broadcast: float = 0.0
+    """When the broadcaster last sent this sandbox a batch (``time.monotonic``)."""
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
@@ -53,7 +57,13 @@ class Sandbox:
         with self.lock:
             for record in dicts:
                 cluster_view.apply(self.view, record)
+            first = not self.pending
             self.pending.extend(dicts)
+        if first and self.on_pending is not None:
+            self.on_pending()
+
+    def has_pending(self) -> bool:
+        return bool(self.pending)
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
@@ -93,6 +103,8 @@ class SandboxManager:
         self._sandboxes: dict[str, Sandbox] = {}
         self._lock = threading.Lock()
         self.on_created: list[Callable[[Sandbox], None]] = []
+        self.on_pending: Callable[[], None] | None = None
+        """Given to every sandbox (the broadcaster's wake-up)."""
 
     def create(self, spec: ClusterSpec, mode: str = "sandbox", **header: Any) -> Sandbox:
         with self._lock:
@@ -102,7 +114,7 @@ class SandboxManager:
             bus = RecordBus(session_id)
             cluster = Cluster(self.zk_hosts, f"{self.chroot_root}/{session_id}", spec, session_id, bus,
                               zk_control=self.zk_control)
-            sandbox = Sandbox(session_id, secrets.token_urlsafe(18), cluster, bus, mode)
+            sandbox = Sandbox(session_id, secrets.token_urlsafe(18), cluster, bus, mode, on_pending=self.on_pending)
             self._sandboxes[sandbox.id] = sandbox
         sandbox.replay = ReplayWriter(self.replay_dir, cluster.header(mode, APP_VERSION, **header))
         bus.subscribe(sandbox.replay)
@@ -131,7 +143,7 @@ class SandboxManager:
                               zk_control=self.zk_control, close_when_done=False, stop_before=stop_before,
                               header=header, log=io.StringIO())  # its narration is in its records
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), runner.cluster, bus, mode, runner=runner,
-                          audience=audience, lesson_id=lesson_key or lesson.id)
+                          audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending)
         bus.subscribe(sandbox.take_records)
         with self._lock:
             self._sandboxes[sandbox.id] = sandbox
