@@ -34,6 +34,7 @@ from backend.runtime.controller import KafkaController
 from backend.runtime.network import BrokerNetwork
 from backend.runtime.data_plane import DataPlane
 from backend.zk.client import KafkaZkClient
+from backend.zk.handler import PollingThreadingHandler
 
 if TYPE_CHECKING:
     from backend.runtime.cluster import Cluster
@@ -74,7 +75,7 @@ class SimulatedBroker:
         # Retry connecting for ever, and soon: a paused broker must notice at once when it wakes.
         retry = KazooRetry(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5, max_jitter=0.1)
         self.zk = KazooClient(hosts=self.network.hosts + self.cluster.chroot, timeout=timeout_s,
-                              connection_retry=retry)
+                              connection_retry=retry, handler=PollingThreadingHandler())
         self.zk.add_listener(self._on_session_state)
         self.zk.start(timeout=15)
         self.kafka_zk = KafkaZkClient(self.zk)

@@ -31,6 +31,7 @@ from backend.runtime.zk_observer import ZkObserver, describe_data
 from backend.scripts.cluster_spec import ClusterSpec, TopicSpec
 from backend.zk import codec, paths
 from backend.zk.admin import AdminZkClient
+from backend.zk.handler import PollingThreadingHandler
 
 BROKER_STATUS = {"running": "alive", "paused": "paused", "shutting_down": "shutting_down",
                  "crashed": "dead", "stopped": "dead"}
@@ -85,7 +86,7 @@ class Cluster:
         finally:
             root.stop()
             root.close()
-        self._tools = KazooClient(hosts=self.zk_hosts + self.chroot)
+        self._tools = KazooClient(hosts=self.zk_hosts + self.chroot, handler=PollingThreadingHandler())
         self._tools.start(timeout=15)
         self.admin = AdminZkClient(self._tools)
         if self._observe:
