@@ -17,7 +17,7 @@ from flask import Blueprint, current_app, jsonify, request, send_file, send_from
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from backend.runtime.replay_index import ImportRefused, ReplayIndex, ReplayNameError, UnknownReplay
-from web.service import ApiError, _int
+from web.service import ApiError, int_param
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_IMPORT_MAX_BYTES = 32 * 1024 * 1024
@@ -71,7 +71,7 @@ def list_replays():
                if all(not value or e[key] == value for key, value in wanted.items())
                and (since is None or (e["started_ms"] is not None and e["started_ms"] >= since))
                and (until is None or (e["started_ms"] is not None and e["started_ms"] <= until))]
-    limit = _int(args.get("limit"), "limit", len(entries))
+    limit = int_param(args.get("limit"), "limit", len(entries))
     return jsonify({"replays": entries[:limit], "total": len(entries)})
 
 
@@ -103,8 +103,8 @@ def describe_replay(name: str):
 def replay_records(name: str):
     """Records with seq >= since, as the sandbox records API answers, plus where the log is damaged."""
     _path(name)
-    since = _int(request.args.get("since"), "since", 0)
-    limit = min(_int(request.args.get("limit"), "limit", MAX_RECORDS_PER_PAGE), MAX_RECORDS_PER_PAGE)
+    since = int_param(request.args.get("since"), "since", 0)
+    limit = min(int_param(request.args.get("limit"), "limit", MAX_RECORDS_PER_PAGE), MAX_RECORDS_PER_PAGE)
     replay = index().read(name)
     records = [r.to_dict() for r in replay.records[since:since + limit]]  # seqs are dense from 0
     last = replay.records[-1].seq if replay.records else -1

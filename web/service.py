@@ -90,7 +90,7 @@ def apply(manager: SandboxManager, sandbox_id: Any, token: Any, body: Any, sourc
 
 def records_since(manager: SandboxManager, sandbox_id: Any, token: Any, since: Any, limit: Any = None) -> dict:
     sandbox = sandbox_for(manager, sandbox_id, token)
-    since, limit = _int(since, "since", 0), _int(limit, "limit", MAX_RECORDS_PER_PAGE)
+    since, limit = int_param(since, "since", 0), int_param(limit, "limit", MAX_RECORDS_PER_PAGE)
     records = [r.to_dict() for r in sandbox.bus.since(since)[:min(limit, MAX_RECORDS_PER_PAGE)]]
     return {"records": records, "next": records[-1]["seq"] + 1 if records else max(since, sandbox.bus.next_seq)}
 
@@ -104,7 +104,9 @@ def vocabulary() -> dict[str, Any]:
                     for op in SCRIPT_VOCABULARY.values()]}
 
 
-def _int(value: Any, name: str, default: int) -> int:
+def int_param(value: Any, name: str, default: int) -> int:
+    """A query parameter that must be a whole number >= 0 (``default`` when absent); anything
+    else is a 400 that names the parameter and the value, as every API error does."""
     if value is None or value == "":
         return default
     try:
