@@ -55,11 +55,10 @@ from backend.scripts.cluster_spec import ClusterSpec  # noqa: E402
 from backend.zk import codec, paths  # noqa: E402
 from bench import threads  # noqa: E402
 from bench.zk_tools import (  # noqa: E402
-    close, delete_tree, floor_failover_reads, floor_reads, floor_writes, make_scratch_znodes, pipelined,
-    seed_cluster, started_client,
+    BENCH_ROOT, close, delete_tree, floor_failover_reads, floor_reads, floor_writes, make_scratch_znodes, pipelined,
+    remove_bench_chroot, seed_cluster, started_client,
 )
 
-BENCH_ROOT = "/kclab-bench"
 PLACEHOLDER_CONTROLLER = 999
 """A ``/controller`` held by the bench while the brokers start, so that all of them are
 registered before anyone can win: the first real controller then fails over a whole cluster."""
@@ -243,13 +242,7 @@ class BenchCluster:
             self.cluster.close(keep=True)
         finally:
             close(self.client)
-            root = started_client(self.zk_hosts)
-            try:
-                delete_tree(root, self.chroot)
-                if root.exists(BENCH_ROOT) and not root.get_children(BENCH_ROOT):
-                    root.delete(BENCH_ROOT)
-            finally:
-                close(root)
+            remove_bench_chroot(self.zk_hosts, self.chroot)
 
 
 # -- scenarios ------------------------------------------------------------------------------------

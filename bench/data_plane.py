@@ -50,9 +50,8 @@ from backend.runtime.runner import APP_VERSION  # noqa: E402
 from backend.scripts.cluster_spec import ClusterSpec, TopicSpec  # noqa: E402
 from bench import threads  # noqa: E402
 from bench.quiet import wait_quiet  # noqa: E402
-from bench.zk_tools import close, delete_tree, started_client  # noqa: E402
+from bench.zk_tools import BENCH_ROOT, remove_bench_chroot  # noqa: E402
 
-BENCH_ROOT = "/kclab-bench"
 
 
 def log(text: str) -> None:
@@ -118,13 +117,7 @@ class BenchCluster:
             self.cluster.close()
         finally:
             self.replay.close()
-            root = started_client(self.zk_hosts)
-            try:
-                delete_tree(root, self.chroot)
-                if root.exists(BENCH_ROOT) and not root.get_children(BENCH_ROOT):
-                    root.delete(BENCH_ROOT)
-            finally:
-                close(root)
+            remove_bench_chroot(self.zk_hosts, self.chroot)
 
 
 # -- measurements ---------------------------------------------------------------------------------

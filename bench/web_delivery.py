@@ -111,6 +111,19 @@ def machine_busy_seconds() -> float:
     return (sum(values[:8]) - values[3] - values[4]) / _TICK
 
 
+def cpu_fields(window, cpu0, cpu1, clients0, clients1, zk0, zk1, busy0, busy1, zk_pid) -> dict:
+    """Where the window's CPU went: the server's processes, the clients, ZooKeeper, the machine
+    and everything else on it (what explains a bad tail on a shared machine)."""
+    return {
+        "server_cpu_pct_of_one_core": {k: round(100 * (cpu1[k] - cpu0[k]) / window, 1) for k in cpu1},
+        "clients_cpu_pct_of_one_core": round(100 * (clients1 - clients0) / window, 1),
+        "zookeeper_cpu_pct_of_one_core": round(100 * (zk1 - zk0) / window, 1),
+        "machine_busy_pct_of_all_cores": round(100 * (busy1 - busy0) / window / os.cpu_count(), 1),
+        "other_processes_pct_of_all_cores": others_pct(busy1 - busy0, sum(cpu1.values()) - sum(cpu0.values()),
+                                                       clients1 - clients0, zk_pid, zk1 - zk0, window),
+    }
+
+
 def others_pct(busy: float, server: float, clients: float, zk_pid: int | None, zk_s: float, window: float) -> float:
     """Other processes' CPU over the window, in % of all cores: the machine's busy time minus
     the server's, the clients' and our ZooKeeper's."""
@@ -536,12 +549,7 @@ def run_delivery(server: AppServer, args) -> dict:
         "gap_between_batches": latency_stats([v for c in clients for v in c["batch_gaps"]]),
         "records_per_batch_median": statistics.median([n for c in clients for n in c["batch_sizes"]] or [0]),
         "record_kinds_whole_run_client_0": dict(sorted(kinds.items(), key=lambda kv: -kv[1])),
-        "server_cpu_pct_of_one_core": {k: round(100 * (cpu1[k] - cpu0[k]) / window, 1) for k in cpu1},
-        "clients_cpu_pct_of_one_core": round(100 * (clients_cpu1 - clients_cpu0) / window, 1),
-        "zookeeper_cpu_pct_of_one_core": round(100 * (zk1 - zk0) / window, 1),
-        "machine_busy_pct_of_all_cores": round(100 * (busy1 - busy0) / window / os.cpu_count(), 1),
-        "other_processes_pct_of_all_cores": others_pct(busy1 - busy0, sum(cpu1.values()) - sum(cpu0.values()),
-                                                       clients_cpu1 - clients_cpu0, args.zk_pid, zk1 - zk0, window),
+        **cpu_fields(window, cpu0, cpu1, clients_cpu0, clients_cpu1, zk0, zk1, busy0, busy1, args.zk_pid),
         "loadavg_at_start": [round(x, 2) for x in load],
         **({"server_profile": profiled} if profiled else {}),
     }
@@ -608,13 +616,8 @@ def run_sandboxes(server: AppServer, args) -> dict:
         "fault_answer": latency_stats([f["answer_ms"] for f in faults]),
         "records_received": sum(r["records"] for r in results),
         "delivery_latency_all_records": latency_stats([v for r in results for v in r["delivery_latencies"]]),
-        "server_cpu_pct_of_one_core": {k: round(100 * (cpu1[k] - cpu0[k]) / window, 1) for k in cpu1},
+        **cpu_fields(window, cpu0, cpu1, clients_cpu0, clients_cpu1, zk0, zk1, busy0, busy1, args.zk_pid),
         "server_cpu_ms_per_fault": round(1000 * (cpu1.get("worker", 0) - cpu0.get("worker", 0)) / max(1, len(faults))),
-        "clients_cpu_pct_of_one_core": round(100 * (clients_cpu1 - clients_cpu0) / window, 1),
-        "zookeeper_cpu_pct_of_one_core": round(100 * (zk1 - zk0) / window, 1),
-        "machine_busy_pct_of_all_cores": round(100 * (busy1 - busy0) / window / os.cpu_count(), 1),
-        "other_processes_pct_of_all_cores": others_pct(busy1 - busy0, sum(cpu1.values()) - sum(cpu0.values()),
-                                                       clients_cpu1 - clients_cpu0, args.zk_pid, zk1 - zk0, window),
         "loadavg_at_start": [round(x, 2) for x in load],
         **({"server_profile": profiled} if profiled else {}),
     }

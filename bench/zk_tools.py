@@ -106,6 +106,21 @@ def delete_tree(client: KazooClient, root: str) -> int:
     return sum(len(level) for level in levels)
 
 
+BENCH_ROOT = "/kclab-bench"
+"""Where the benches' clusters live (one chroot each below it), apart from any app's clusters."""
+
+
+def remove_bench_chroot(zk_hosts: str, chroot: str) -> None:
+    """Delete a bench cluster's chroot, and ``BENCH_ROOT`` too once no other bench uses it."""
+    root = started_client(zk_hosts)
+    try:
+        delete_tree(root, chroot)
+        if root.exists(BENCH_ROOT) and not root.get_children(BENCH_ROOT):
+            root.delete(BENCH_ROOT)
+    finally:
+        close(root)
+
+
 # -- floors -------------------------------------------------------------------------------------
 def make_scratch_znodes(client: KazooClient, root: str, count: int, data: bytes) -> list[str]:
     client.ensure_path(root)
