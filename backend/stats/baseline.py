@@ -89,6 +89,18 @@ def _header_ok(lines: list[str], complete: bool) -> dict | None:
     return data
 
 
+def scan_log(path: Path) -> tuple[dict | None, int]:
+    """(header, number of lines) of one file, without parsing its records: enough to choose,
+    of a session on disk twice, the copy that counts before reading any copy whole."""
+    data = path.read_bytes()
+    if not data:
+        return None, 0
+    complete = data.endswith(b"\n")
+    n_lines = data.count(b"\n") + (0 if complete else 1)
+    first = data.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    return _header_ok([first] * min(n_lines, 2), complete), n_lines
+
+
 def read_log(path: Path, malformed: Counter) -> tuple[dict | None, list[dict], int]:
     """(header, usable records sorted by seq, number of lines) of one file."""
     text = path.read_bytes().decode("utf-8", errors="replace")
@@ -189,24 +201,28 @@ def compute(replays: str | Path) -> dict:
     answers = correct = wrong = 0
     started = finished = completed = 0
     user_faults: Counter = Counter()
+    # Two passes, so that only one log's records are in memory at a time: headers and line
+    # counts first (of a session on disk twice, the copy with the most lines counts), then each
+    # counted log read whole, folded and dropped.
     logs, best = [], {}
     for entry in sorted(os.scandir(replays), key=lambda e: e.name):
         if not (entry.is_file() and entry.name.endswith(".jsonl")):
             continue
         files += 1
         size += entry.stat().st_size
-        bad: Counter = Counter()
-        header, records, n_lines = read_log(Path(entry.path), bad)
-        logs.append((entry.name, header, records, n_lines, bad))
-        if header is not None:  # of a session on disk twice, the copy with the most lines counts
+        header, n_lines = scan_log(Path(entry.path))
+        logs.append((entry.name, Path(entry.path), header))
+        if header is not None:
             key = header["session_id"]
             if key not in best or n_lines > best[key][1]:
                 best[key] = (entry.name, n_lines)
-    duplicate_copies = sum(1 for name, header, *_ in logs if header is not None
+    duplicate_copies = sum(1 for name, _, header in logs if header is not None
                            and best[header["session_id"]][0] != name)
-    for name, header, records, n_lines, bad in logs:
+    for name, path, header in logs:
         if header is not None and best[header["session_id"]][0] != name:
             continue
+        bad: Counter = Counter()
+        header, records, n_lines = read_log(path, bad)
         malformed.update(bad)
         lines_total += n_lines
         if header is None:
