@@ -49,7 +49,7 @@ if str(ROOT) not in sys.path:
 from backend.core.assignment import assign_replicas_to_brokers  # noqa: E402
 from backend.core.records import Record  # noqa: E402
 from backend.runtime import zk_server  # noqa: E402
-from backend.runtime.cluster import Cluster  # noqa: E402
+from backend.runtime.cluster import Cluster, poll_until  # noqa: E402
 from backend.runtime.record_bus import RecordBus  # noqa: E402
 from backend.scripts.cluster_spec import ClusterSpec  # noqa: E402
 from backend.zk import codec, paths  # noqa: E402
@@ -103,14 +103,7 @@ class Seen:
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.01)
+    return poll_until(predicate, timeout, what, interval=0.01)
 
 
 # -- profiling the controller thread ------------------------------------------------------------

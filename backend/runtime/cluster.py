@@ -232,14 +232,7 @@ class Cluster:
         return False
 
     def wait_until(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
-            time.sleep(0.02)
+        return poll_until(predicate, timeout, what)
 
     def view(self, znodes: Iterable[str] = ()) -> dict[str, Any]:
         """The cluster as ``expect`` steps see it: ZooKeeper's data, plus the active controller's
@@ -319,3 +312,17 @@ class Cluster:
             return sorted(self._tools.get_children(path))
         except NoNodeError:
             return []
+
+
+def poll_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.02) -> Any:
+    """``predicate()``'s first truthy value, polled every ``interval`` s; ``TimeoutError``
+    naming ``what`` after ``timeout`` s. (Watches would be exact, but what we wait on — a
+    record, an idle queue — is not a znode.)"""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
