@@ -4,25 +4,7 @@ import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {emptyView, fold} from '../../static/js/model.js';
 import {RecordStore} from '../../static/js/records.js';
-
-/** Timers we drive by hand: nothing runs until the test says so. */
-class FakeTimers {
-  constructor() { this.now = 0; this.queue = new Map(); this.next = 1; }
-  setTimeout(fn, ms) { const id = this.next++; this.queue.set(id, {at: this.now + ms, fn}); return id; }
-  clearTimeout(id) { this.queue.delete(id); }
-  advance(ms) {
-    const until = this.now + ms;
-    for (;;) {
-      const due = [...this.queue.entries()].filter(([, t]) => t.at <= until).sort((a, b) => a[1].at - b[1].at);
-      if (due.length === 0) break;
-      const [id, t] = due[0];
-      this.queue.delete(id);
-      this.now = t.at;
-      t.fn();
-    }
-    this.now = until;
-  }
-}
+import {FakeTimers} from './fake-timers.mjs';
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 

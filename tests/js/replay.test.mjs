@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {fold} from '../../static/js/model.js';
 import {RecordStore} from '../../static/js/records.js';
+import {FakeTimers} from './fake-timers.mjs';
 import {EMPTY, TORN, damageMessage, parseReplayLog} from '../../static/js/replay-file.js';
 import {describeSession, linkAt, replayName, replayOptions} from '../../static/js/replay-mode.js';
 import {
@@ -110,24 +111,6 @@ test('the main page: replay options and links at a seq', () => {
   assert.equal(replayName('/replays/a.jsonl'), null);
   assert.equal(describeSession(HEADER), 'Lesson run · lesson failover · class c1 · started 2026-11-21 08:55 UTC · s');
 });
-
-class FakeTimers {
-  constructor() { this.now = 0; this.queue = new Map(); this.next = 1; }
-  setTimeout(fn, ms) { const id = this.next++; this.queue.set(id, {at: this.now + ms, fn}); return id; }
-  clearTimeout(id) { this.queue.delete(id); }
-  advance(ms) {
-    const until = this.now + ms;
-    for (;;) {
-      const due = [...this.queue.entries()].filter(([, t]) => t.at <= until).sort((a, b) => a[1].at - b[1].at);
-      if (due.length === 0) break;
-      const [id, t] = due[0];
-      this.queue.delete(id);
-      this.now = t.at;
-      t.fn();
-    }
-    this.now = until;
-  }
-}
 
 test('a recorded session plays one record at a time at 1x, from where it was scrubbed', async () => {
   const {records} = parseReplayLog(log(10));
