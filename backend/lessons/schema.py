@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from backend.lessons.vocabulary import LESSON_KEYS, LESSON_VOCABULARY
-from backend.scripts.schema import build_schema
+from backend.scripts.schema import build_schema, write_or_check
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "lessons" / "lesson.schema.json"
 
@@ -22,17 +22,8 @@ def schema_text() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    text = schema_text()
-    if "--check" in argv:
-        if not SCHEMA_PATH.exists() or SCHEMA_PATH.read_text(encoding="utf-8") != text:
-            print(f"{SCHEMA_PATH} is stale; run: python -m backend.lessons.schema", file=sys.stderr)
-            return 1
-        return 0
-    SCHEMA_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {SCHEMA_PATH}")
-    return 0
-
+    """Write ``lesson.schema.json``; with ``--check``, only say whether it is up to date."""
+    return write_or_check(SCHEMA_PATH, schema_text(), "backend.lessons.schema", argv)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -68,19 +68,24 @@ def schema_text(vocabulary: Mapping[str, Op] = SCRIPT_VOCABULARY) -> str:
     return json.dumps(build_schema(vocabulary), indent=2) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Write ``script.schema.json``; with ``--check``, only say whether it is up to date."""
+def write_or_check(path: Path, text: str, module: str, argv: list[str] | None) -> int:
+    """Write a generated schema file; with ``--check``, only say whether it is up to date
+    (the tests check that the committed schema is what ``module`` generates)."""
     argv = sys.argv[1:] if argv is None else argv
-    text = schema_text()
     if "--check" in argv:
-        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current != text:
-            print(f"{SCHEMA_PATH} is stale; run: python -m backend.scripts.schema", file=sys.stderr)
+            print(f"{path} is stale; run: python -m {module}", file=sys.stderr)
             return 1
         return 0
-    SCHEMA_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {SCHEMA_PATH}")
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write ``script.schema.json``; with ``--check``, only say whether it is up to date."""
+    return write_or_check(SCHEMA_PATH, schema_text(), "backend.scripts.schema", argv)
 
 
 if __name__ == "__main__":
