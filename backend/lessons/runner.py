@@ -19,6 +19,7 @@ from typing import Any
 from backend.core.records import Record
 from backend.lessons.loader import Lesson
 from backend.runtime.runner import RunResult, ScriptRunner
+from backend.runtime.zk_observer import describe_data
 from backend.scripts.loader import Step
 
 TEACHING_OPS = ("say", "pause", "await", "highlight", "predict", "reveal", "direct")
@@ -153,12 +154,8 @@ class LessonRunner(ScriptRunner):
         if "znode" in source:
             data = self.cluster.view([source["znode"]])["znodes"].get(source["znode"])
             if data is None:
-                return None
-            text = data.decode("utf-8", errors="replace")
-            try:
-                return json.loads(text)
-            except ValueError:
-                return text
+                return None  # no such znode
+            return describe_data(data) if data else ""  # an existing znode without data
         if "produce" in source:
             return self.cluster.producer.last_error
         before, after = question["znodes"], self.cluster.znode_versions()
