@@ -25,6 +25,8 @@ from typing import Any, Callable
 
 from flask import Blueprint, current_app, jsonify, request, send_from_directory
 
+from web.service import int_param
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LIMIT, MAX_LIMIT = 20_000, 200_000
 
@@ -198,10 +200,7 @@ def dataset(name: str):
         return _error(404, "no statistics yet: run the job", replay_logs=_replay_logs())
     if name not in data.get("datasets", {}):
         return _error(404, f"no dataset {name!r}; the latest run wrote {', '.join(data.get('datasets', {}))}")
-    try:
-        limit = min(int(request.args.get("limit", DEFAULT_LIMIT)), MAX_LIMIT)
-    except ValueError:
-        return _error(400, "limit must be a whole number")
+    limit = min(int_param(request.args.get("limit"), "limit", DEFAULT_LIMIT), MAX_LIMIT)
     filters = {k: v for k, v in request.args.items() if k != "limit"}
     try:
         rows = _rows(name)

@@ -111,6 +111,8 @@ def test_datasets_are_served_with_filters(served):
     assert sum(r["answers"] for r in cells) == sum(r["answers"] for r in lesson) > 0
     limited = client.get("/api/stats/failover_times?limit=2").get_json()
     assert len(limited["rows"]) == 2 and limited["truncated"]
+    negative = client.get("/api/stats/failover_times?limit=-5")  # not a silent "all but the last 5"
+    assert negative.status_code == 400 and "limit" in negative.get_json()["error"]
     missing = client.get("/api/stats/no_such_metric")
     assert missing.status_code == 404 and "failover" in missing.get_json()["error"]
 
