@@ -49,7 +49,8 @@ if str(ROOT) not in sys.path:
 from backend.core.assignment import assign_replicas_to_brokers  # noqa: E402
 from backend.core.records import Record  # noqa: E402
 from backend.runtime import zk_server  # noqa: E402
-from backend.runtime.cluster import Cluster, poll_until  # noqa: E402
+from backend.runtime.cluster import Cluster  # noqa: E402
+from backend.runtime.polling import poll_until  # noqa: E402
 from backend.runtime.record_bus import RecordBus  # noqa: E402
 from backend.scripts.cluster_spec import ClusterSpec  # noqa: E402
 from backend.zk import codec, paths  # noqa: E402

@@ -27,6 +27,7 @@ from backend.runtime.broker import SimulatedBroker
 from backend.runtime.channel import ControllerChannelManager
 from backend.runtime.producer import AckLedger, Producer
 from backend.runtime.record_bus import RecordBus
+from backend.runtime.polling import poll_until
 from backend.runtime.zk_observer import ZkObserver, describe_data
 from backend.scripts.cluster_spec import ClusterSpec, TopicSpec
 from backend.zk import codec, paths
@@ -313,16 +314,3 @@ class Cluster:
         except NoNodeError:
             return []
 
-
-def poll_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.02) -> Any:
-    """``predicate()``'s first truthy value, polled every ``interval`` s; ``TimeoutError``
-    naming ``what`` after ``timeout`` s. (Watches would be exact, but what we wait on — a
-    record, an idle queue — is not a znode.)"""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)

@@ -13,7 +13,6 @@ controller fits on one screen; the decisions themselves live in the core.
 from __future__ import annotations
 
 import threading
-import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from kazoo.protocol.states import EventType
@@ -29,6 +28,7 @@ from backend.core.partition_state_machine import trigger_online_partition_state_
 from backend.core.plan import Plan, run_program
 from backend.core.records import Record
 from backend.runtime.event_manager import ControllerEventManager, QueuedEvent
+from backend.runtime.polling import poll_until
 
 if TYPE_CHECKING:
     from backend.runtime.broker import SimulatedBroker
@@ -135,7 +135,7 @@ class KafkaController:
 
     def _elect(self) -> None:
         current = self._watch_controller()
-        if current is None and self._should_let_another_win():
+        if current is None and self._wait_for_pinned_winner():
             current = self._watch_controller()
         if current is not None:
             self.active_controller_id = current
@@ -147,24 +147,24 @@ class KafkaController:
             self._maybe_resign()
             return
         self.active_controller_id = self.broker.id
-        if self.cluster.election_winner == self.broker.id:
-            self.cluster.election_winner = None  # the direction is spent
+        self.cluster.election_winner = None  # this election is decided: the direction is spent
         self.ctx, record = failover.become_controller(self.ctx, epoch, zk_version)
         self._emit([record])
         self._on_controller_failover()
 
-    def _should_let_another_win(self) -> bool:
+    def _wait_for_pinned_winner(self) -> bool:
         """A lesson's stage direction names the winner of this election: the other brokers hold
-        back until it has won (a race pinned so the lesson plays the same way every time)."""
+        back until it has won (a race pinned so the lesson plays the same way every time), or
+        for 5 s at most, or until it stops running. True when this broker held back."""
         winner = self.cluster.election_winner
         if winner is None or winner == self.broker.id:
             return False
         other = self.cluster.brokers.get(winner)
-        deadline = time.monotonic() + 5
-        while other is not None and other.status == "running" and time.monotonic() < deadline:
-            if self.broker.kafka_zk.get_controller_id() is not None:
-                return True
-            time.sleep(0.02)
+        try:
+            poll_until(lambda: other is None or other.status != "running"
+                       or self.broker.kafka_zk.get_controller_id() is not None, 5, f"broker {winner} to win")
+        except TimeoutError:
+            pass  # the named broker did not win in time: the race is open again
         return True
 
     def _on_controller_failover(self) -> None:
