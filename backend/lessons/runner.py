@@ -13,13 +13,13 @@ Each teaching step leaves ``lesson`` records (``started``, ``step_started``, ``s
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from backend.core.records import Record
 from backend.lessons.loader import Lesson
+from backend.runtime.polling import poll_until
 from backend.runtime.runner import RunResult, ScriptRunner
-from backend.runtime.zk_observer import describe_data
+from backend.scripts.expect import decode_znode
 from backend.scripts.loader import Step
 
 TEACHING_OPS = ("say", "pause", "await", "highlight", "predict", "reveal", "direct")
@@ -115,7 +115,7 @@ class LessonRunner(ScriptRunner):
         # Only a "which znodes change" question needs the tree as it is now (a walk of every znode,
         # which also needs a ZooKeeper quorum): the other answers are read when revealed.
         source = step.args["answer"]
-        asks_znodes = not any(key in source for key in ("partition", "controller", "znode", "produce"))
+        asks_znodes = "znodes_changed" in source
         self._questions[step.args["id"]] = {"step": step,
                                             "znodes": self.cluster.znode_versions() if asks_znodes else {}}
         self.audience.ask(step)
@@ -125,12 +125,13 @@ class LessonRunner(ScriptRunner):
         question = self._questions[step.args["predict"]]
         predict: Step = question["step"]
         expected = canonical(predict.args["expected"])
-        deadline = time.monotonic() + step.args["within_ms"] / 1000
-        while True:
-            actual = canonical(self._read_answer(predict.args["answer"], question))
-            if actual == expected or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+        def read() -> str:
+            return canonical(self._read_answer(predict.args["answer"], question))
+        try:  # the cluster may still be on its way to the expected answer
+            poll_until(lambda: read() == expected, step.args["within_ms"] / 1000, "the predicted answer", 0.05)
+            actual = expected
+        except TimeoutError:
+            actual = read()
         for student, answer in self.audience.answers(predict.args["id"]):
             correct = canonical(answer) == actual
             self._lesson_record(
@@ -155,7 +156,7 @@ class LessonRunner(ScriptRunner):
             data = self.cluster.view([source["znode"]])["znodes"].get(source["znode"])
             if data is None:
                 return None  # no such znode
-            return describe_data(data) if data else ""  # an existing znode without data
+            return decode_znode(data)[0]
         if "produce" in source:
             return self.cluster.producer.last_error
         before, after = question["znodes"], self.cluster.znode_versions()

@@ -14,7 +14,6 @@ exactly that case, which is why we do not use it.)
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 from typing import Callable
@@ -24,19 +23,14 @@ from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import EventType
 
 from backend.core.records import Record, znode_subject
+from backend.scripts.expect import decode_znode
 
 _STOP = object()
 
 
 def describe_data(data: bytes | None):
     """Znode bytes as the browser shows them: parsed JSON, else text, else None."""
-    if not data:
-        return None
-    text = data.decode("utf-8", errors="replace")
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+    return decode_znode(data)[0] if data else None
 
 
 class ZkObserver:

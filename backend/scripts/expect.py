@@ -129,17 +129,18 @@ def _znode(path: str, want: Any, raw: Any, out: list[str]) -> None:
         if want["exists"] and absent:
             out.append(f"{where}: expected the znode to exist, found no such znode")
         elif not want["exists"] and not absent:
-            out.append(f"{where}: expected no such znode, found {_show(_decode(raw)[0])}")
+            out.append(f"{where}: expected no such znode, found {_show(decode_znode(raw)[0])}")
     elif absent:
         out.append(f"{where}: expected {_show(want)}, found no such znode")
     else:
-        data, text = _decode(raw)
+        data, text = decode_znode(raw)
         if not (isinstance(want, str) and want == text):  # "3" matches the text 3 as well as JSON 3
             _match(where, want, data, out)
 
 
-def _decode(raw: Any) -> tuple[Any, str]:
-    """``(data, text)``: the znode's JSON if it is JSON, else its text."""
+def decode_znode(raw: Any) -> tuple[Any, str]:
+    """``(data, text)``: the znode's JSON if it is JSON, else its text (``b""`` is ``""``).
+    What ``expect``, a lesson's answers and the ZooKeeper view all read a znode's bytes as."""
     if isinstance(raw, (bytes, bytearray)):
         raw = bytes(raw).decode("utf-8", errors="replace")
     if not isinstance(raw, str):
