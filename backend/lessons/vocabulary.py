@@ -19,12 +19,12 @@ from backend.core.records import FIELD_NAMES
 from backend.scripts.fields import Field, Record
 from backend.scripts.kafka_types import BROKER, ZNODE_PATH, PartitionKey
 from backend.scripts.types import Choice, Int, ListOf, MapOf, Scalar, Str
-from backend.scripts.vocabulary import SCRIPT_VOCABULARY, Op, Rule
+from backend.scripts.vocabulary import PARTITION_EXPECTATION, SCRIPT_VOCABULARY, Op, Rule
 
 IDENTIFIER = Str(r"[a-z][a-z0-9_]{0,39}", "an identifier (lower case letters, digits, _)")
 SUBJECT = Str(r"(broker|partition|replica|znode|request|event):.+",
               "a subject like broker:1, partition:t-0, znode:/controller or request:LeaderAndIsr")
-PARTITION_FIELDS = ("leader", "isr", "leader_epoch", "state", "high_watermark", "log_end_offset", "lost")
+PARTITION_FIELDS = tuple(f.name for f in PARTITION_EXPECTATION.fields)  # what an `expect` may check, a question may ask
 RECORD_MATCH = MapOf(Choice(tuple(n for n in FIELD_NAMES if n not in ("detail", "v", "session_id", "seq", "ts_ms"))),
                      Scalar(), min_items=1)
 
