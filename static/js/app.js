@@ -233,11 +233,7 @@ async function boot() {
     status('opening the sandbox…');
     const [sandbox, io] = await Promise.all([openSandbox(api), socketIo()]);
     startSource(sandboxSource(api, io, sandbox));
-    vocabulary = await api.vocabulary().catch((error) => {
-      controls.alerts.error(`Could not load the fault vocabulary: ${error.message}`);
-      return null;
-    });
-    invalidate();
+    await loadVocabulary();
   } catch (error) {
     status('no sandbox');
     controls.alerts.error(`Could not open a sandbox: ${error.message}`);
