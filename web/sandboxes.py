@@ -50,6 +50,8 @@ class Sandbox:
     """Called when records arrive and none were waiting: the broadcaster wakes to send them."""
     last_broadcast: float = 0.0
     """When the broadcaster last sent this sandbox a batch (``time.monotonic``)."""
+    thread: threading.Thread | None = None
+    """The thread playing ``runner``'s lesson."""
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
@@ -101,21 +103,40 @@ class SandboxManager:
         self.zk_control = zk_control
         self.chroot_root = chroot_root
         self._sandboxes: dict[str, Sandbox] = {}
+        self._reserved: set[str] = set()
         self._lock = threading.Lock()
         self.on_created: list[Callable[[Sandbox], None]] = []
         self.on_pending: Callable[[], None] | None = None
         """Given to every sandbox (the broadcaster's wake-up)."""
 
-    def create(self, spec: ClusterSpec, mode: str = "sandbox", **header: Any) -> Sandbox:
+    def _reserve(self, mode: str) -> str:
+        """A session id and a place under ``max_sandboxes``, taken in one step: sandboxes being
+        built count, so requests arriving together cannot pass the limit."""
         with self._lock:
-            if len(self._sandboxes) >= self.max_sandboxes:
+            if len(self._sandboxes) + len(self._reserved) >= self.max_sandboxes:
                 raise SandboxLimit(f"this server already runs {self.max_sandboxes} sandboxes; try again later")
             session_id = new_session_id(mode)
+            self._reserved.add(session_id)
+            return session_id
+
+    def _register(self, session_id: str, sandbox: Sandbox | None) -> None:
+        """The reserved place becomes ``sandbox`` (``None``: building it failed, free the place)."""
+        with self._lock:
+            self._reserved.discard(session_id)
+            if sandbox is not None:
+                self._sandboxes[sandbox.id] = sandbox
+
+    def create(self, spec: ClusterSpec, mode: str = "sandbox", **header: Any) -> Sandbox:
+        session_id = self._reserve(mode)
+        try:
             bus = RecordBus(session_id)
             cluster = Cluster(self.zk_hosts, f"{self.chroot_root}/{session_id}", spec, session_id, bus,
                               zk_control=self.zk_control)
-            sandbox = Sandbox(session_id, secrets.token_urlsafe(18), cluster, bus, mode, on_pending=self.on_pending)
-            self._sandboxes[sandbox.id] = sandbox
+        except Exception:
+            self._register(session_id, None)
+            raise
+        sandbox = Sandbox(session_id, secrets.token_urlsafe(18), cluster, bus, mode, on_pending=self.on_pending)
+        self._register(session_id, sandbox)
         sandbox.replay = ReplayWriter(self.replay_dir, cluster.header(mode, APP_VERSION, **header))
         bus.subscribe(sandbox.replay)
         bus.subscribe(sandbox.take_records)
@@ -133,20 +154,20 @@ class SandboxManager:
         """A sandbox whose cluster a lesson plays on (its runner owns cluster and replay log);
         after the last step — or before ``stop_before`` — the cluster stays up for free play."""
         from backend.lessons.runner import LessonRunner
-        with self._lock:
-            if len(self._sandboxes) >= self.max_sandboxes:
-                raise SandboxLimit(f"this server already runs {self.max_sandboxes} sandboxes; try again later")
-            session_id = new_session_id(mode)
+        session_id = self._reserve(mode)
         bus = RecordBus(session_id)
-        runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=f"{self.chroot_root}/{session_id}",
-                              replay_dir=self.replay_dir, session_id=session_id, bus=bus, mode=mode,
-                              zk_control=self.zk_control, close_when_done=False, stop_before=stop_before,
-                              header=header, log=io.StringIO())  # its narration is in its records
+        try:
+            runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=f"{self.chroot_root}/{session_id}",
+                                  replay_dir=self.replay_dir, session_id=session_id, bus=bus, mode=mode,
+                                  zk_control=self.zk_control, close_when_done=False, stop_before=stop_before,
+                                  header=header, log=io.StringIO())  # its narration is in its records
+        except Exception:
+            self._register(session_id, None)
+            raise
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), runner.cluster, bus, mode, runner=runner,
                           audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending)
         bus.subscribe(sandbox.take_records)
-        with self._lock:
-            self._sandboxes[sandbox.id] = sandbox
+        self._register(session_id, sandbox)
         sandbox.thread = threading.Thread(target=runner.run, name=f"lesson-{session_id}", daemon=True)
         sandbox.thread.start()
         for callback in self.on_created:
@@ -169,9 +190,8 @@ class SandboxManager:
         sandbox.closed = True
         if sandbox.runner is not None:
             sandbox.audience.stop()
-            thread = getattr(sandbox, "thread", None)
-            if thread is not None:
-                thread.join(10)
+            if sandbox.thread is not None:
+                sandbox.thread.join(10)
             sandbox.runner.close()
             return
         try:
