@@ -12,10 +12,9 @@ import os
 import uuid
 
 import pytest
-from kazoo.exceptions import NoNodeError, NotEmptyError
 
 from backend.runtime.zk_server import ZooKeeperServer
-from tests.support import close_client, sanitize_znode_name, started_client, wait_until
+from tests.support import close_client, delete_tree, sanitize_znode_name, started_client
 
 TEST_ROOT = "/kclab-test"
 CHROMIUM = "/usr/bin/chromium"
@@ -53,16 +52,7 @@ def chroot(request, zk_root_client):
     path = f"{TEST_ROOT}/{sanitize_znode_name(request.node.name)}-{uuid.uuid4().hex[:8]}"
     zk_root_client.ensure_path(path)
     yield path
-
-    def deleted():
-        try:
-            zk_root_client.delete(path, recursive=True)
-        except NoNodeError:
-            pass
-        return True
-
-    # A child may appear while we delete (a watch-driven re-registration): try again.
-    wait_until(deleted, 10, f"could not delete chroot {path}", retry_on=(NotEmptyError,))
+    delete_tree(zk_root_client, path)
 
 
 @pytest.fixture

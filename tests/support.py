@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError, NotEmptyError
 
 T = TypeVar("T")
 _MISSING = object()
@@ -124,3 +125,28 @@ def kclab_command() -> list[str]:
     script = Path(os.path.abspath(sys.executable)).parent / "kclab"  # not resolved: the venv
     assert script.exists(), f"{script} is missing: run `make setup` (pip install -e '.[test]')"
     return [str(script)]
+
+
+def delete_tree(client: KazooClient, path: str) -> None:
+    """Delete ``path`` and everything below it. A child may appear while we delete (a
+    watch-driven re-registration of a broker still closing): try again, for up to 10 s."""
+    def deleted():
+        try:
+            client.delete(path, recursive=True)
+        except NoNodeError:
+            pass
+        return True
+    wait_until(deleted, 10, f"could not delete {path}", retry_on=(NotEmptyError,))
+
+
+def record_script(script: Path, zk_hosts: str, zk_root_client: KazooClient, chroot: str, replay_dir: Path, **kw):
+    """Run a fault script into ``replay_dir`` (a finished session to replay or count), then
+    delete its chroot; returns the ``RunResult`` (asserted ok)."""
+    from backend.runtime.runner import ScriptRunner
+    from backend.scripts.loader import load_script
+    try:
+        result = ScriptRunner(load_script(script), zk_hosts, chroot, replay_dir=replay_dir, **kw).run()
+    finally:
+        delete_tree(zk_root_client, chroot)
+    assert result.ok, f"{script.name}: {result.message}"
+    return result

@@ -12,15 +12,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kazoo.exceptions import NoNodeError
 
 from backend.core.cluster_view import fold
 from backend.core.records import Record, SessionHeader
 from backend.core.replay_check import TORN
 from backend.runtime.replay import ReplayWriter
-from backend.runtime.runner import ScriptRunner
-from backend.scripts.loader import load_script
 from tests.js.test_page_replay import dom_state, expected_state
+from tests.support import record_script
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -45,15 +43,7 @@ def session(zk_hosts, zk_root_client, data_dir):
     plus an unrelated class demo so that filtering has something to hide."""
     replays = data_dir / "replays"
     chroot = f"/kclab-test/replay-page-{uuid.uuid4().hex[:8]}"
-    script = load_script(ROOT / "lessons" / "scripts" / f"{LESSON}.yaml")
-    try:
-        result = ScriptRunner(script, zk_hosts, chroot, replay_dir=replays).run()
-    finally:
-        try:
-            zk_root_client.delete(chroot, recursive=True)
-        except NoNodeError:
-            pass
-    assert result.ok, result.message
+    result = record_script(ROOT / "lessons" / "scripts" / f"{LESSON}.yaml", zk_hosts, zk_root_client, chroot, replays)
     other = ReplayWriter(replays, SessionHeader("other-class-demo", "class", 1_700_000_000_000, "0.1.0",
                                                 {"brokers": [0]}, class_id="c-7"))
     other([Record(kind="broker", subject="broker:0", to_state="registered", broker_id=0)

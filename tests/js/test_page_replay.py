@@ -14,12 +14,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kazoo.exceptions import NoNodeError
 
 from backend.core.cluster_view import fold
-from backend.runtime.runner import ScriptRunner
-from backend.scripts.loader import load_script
 from tests.js.static_server import serve
+from tests.support import record_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,15 +27,8 @@ def replay(zk_hosts, zk_root_client, tmp_path_factory):
     """(replay directory, file name, records) of the zombie-controller lesson, run once."""
     directory = tmp_path_factory.mktemp("replays")
     chroot = f"/kclab-test/page-replay-{uuid.uuid4().hex[:8]}"
-    script = load_script(ROOT / "lessons" / "scripts" / "zombie_controller_fenced.yaml")
-    try:
-        result = ScriptRunner(script, zk_hosts, chroot, replay_dir=directory).run()
-    finally:
-        try:
-            zk_root_client.delete(chroot, recursive=True)
-        except NoNodeError:
-            pass
-    assert result.ok, result.message
+    result = record_script(ROOT / "lessons" / "scripts" / "zombie_controller_fenced.yaml", zk_hosts, zk_root_client,
+                           chroot, directory)
     lines = [json.loads(line) for line in result.replay_path.read_text().splitlines() if line.strip()]
     return directory, result.replay_path.name, lines[1:]
 

@@ -16,9 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kazoo.exceptions import NoNodeError, NotEmptyError
 
-from tests.support import kclab_command, wait_until
+from tests.support import kclab_command, record_script
 
 ROOT = Path(__file__).resolve().parents[2]
 # Between them: a controller failover each, an offline window after a crash, an unclean election
@@ -41,27 +40,12 @@ def stats_run(tmp_path_factory, zk_hosts, zk_root_client):
     and dashboard tests so the job runs once: two fault scripts run against the test
     ZooKeeper (a chroot per run), four sessions derived from each (lesson completed, class demo
     stopped, free play, lesson abandoned), one line damaged, one real log cut mid-line."""
-    from backend.runtime.runner import ScriptRunner
-    from backend.scripts.loader import load_script
     from backend.stats.synthetic import derive, load_log, write_log
 
     replays = tmp_path_factory.mktemp("replays")
     chroot = f"/kclab-test/stats-e2e-{random.Random().getrandbits(32):08x}"
-    real = []
-    try:
-        for i, name in enumerate(SCRIPTS):
-            result = ScriptRunner(load_script(ROOT / "lessons" / "scripts" / f"{name}.yaml"), zk_hosts,
-                                  f"{chroot}/run{i}", replay_dir=replays, log=io.StringIO()).run()
-            assert result.ok, f"{name}: {result.message}"
-            real.append(result.replay_path)
-    finally:
-        def deleted():
-            try:
-                zk_root_client.delete(chroot, recursive=True)
-            except NoNodeError:
-                pass
-            return True
-        wait_until(deleted, 10, f"could not delete {chroot}", retry_on=(NotEmptyError,))
+    real = [record_script(ROOT / "lessons" / "scripts" / f"{name}.yaml", zk_hosts, zk_root_client, f"{chroot}-run{i}",
+                          replays, log=io.StringIO()).replay_path for i, name in enumerate(SCRIPTS)]
     rng = random.Random(20261121)
     for i, path in enumerate(real):
         template = load_log(path)
