@@ -35,9 +35,9 @@ TIMEOUT_S = 10.0
 
 
 class KafkaZkClient:
-    def __init__(self, zk: KazooClient, pipelined: bool = True) -> None:
+    def __init__(self, zk: KazooClient) -> None:
         self.zk = zk
-        self.pipelined = pipelined
+        self.pipelined = True
         """``False`` makes controller writes synchronous, one at a time, as Kafka's controller
         wrote before 1.1 (KAFKA-5642). Only ``bench/controller_scale.py --sync-writes`` sets it."""
 
