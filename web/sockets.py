@@ -34,13 +34,19 @@ def on_join(data):
     """Join first, snapshot second, catch-up third: a record emitted at any moment is then either
     in the snapshot, or in the catch-up, or in a later batch (perhaps twice: pages dedupe by seq)."""
     sandbox = service.sandbox_for(_manager(), data.get("sandbox"), data.get("token"))
+    return {"ok": True, "snapshot": follow(sandbox), "sandbox": sandbox.describe()}
+
+
+def follow(sandbox) -> dict:
+    """This socket follows ``sandbox``: joins its room, is counted as a watcher, gets the records
+    after the snapshot it is given (returned, for the join's answer)."""
     join_room(room(sandbox.id))
     watch(request.sid, sandbox)
     snapshot = sandbox.snapshot()
     catch_up = [r.to_dict() for r in sandbox.bus.since(snapshot["seq"] + 1)]
     if catch_up:
         emit("records", {"sandbox": sandbox.id, "records": catch_up})
-    return {"ok": True, "snapshot": snapshot, "sandbox": sandbox.describe()}
+    return snapshot
 
 
 def on_leave(data):

@@ -4,7 +4,7 @@ walkthrough; joining a class (the pages follow its session live) and answering i
 from __future__ import annotations
 
 from flask import current_app, request
-from flask_socketio import SocketIO, emit, join_room, leave_room
+from flask_socketio import SocketIO, join_room, leave_room
 
 from web import sockets, teaching
 from web.broadcast import room as sandbox_room
@@ -44,13 +44,8 @@ def on_join_class(data):
         answer["student"] = {"id": student.id, "name": student.name, "sandbox": student.sandbox,
                              "sandbox_token": student.sandbox_token}
     if room.session is not None:
-        join_room(sandbox_room(room.session.id))
-        sockets.watch(request.sid, room.session)
+        answer["snapshot"] = sockets.follow(room.session)
         _state().class_watch[request.sid] = {room.session.id}
-        answer["snapshot"] = room.session.snapshot()
-        catch_up = [r.to_dict() for r in room.session.bus.since(answer["snapshot"]["seq"] + 1)]
-        if catch_up:
-            emit("records", {"sandbox": room.session.id, "records": catch_up})
     return answer
 
 
