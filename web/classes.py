@@ -20,6 +20,7 @@ from typing import Any, Callable
 from backend.runtime.faults import apply_fault
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
 from web.service import ApiError, apply, records_since
+from web.teaching import submit_answer
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud in a classroom
 
@@ -185,13 +186,7 @@ class ClassRegistry:
 
     def answer(self, room: ClassRoom, token: Any, question: Any, given: Any) -> dict[str, int]:
         student = self.student(room, token)
-        if room.session is None or room.session.audience is None:
-            raise ApiError(409, "no question is open")
-        if room.session.audience.open_question != question:
-            raise ApiError(409, f"question {question!r} is not open")
-        if not isinstance(given, (str, int)) or not str(given).strip():
-            raise ApiError(400, "an answer must be a non-empty text or number")
-        return room.session.audience.answer(student.id, question, str(given))
+        return submit_answer(room.session.audience if room.session is not None else None, student.id, question, given)
 
     def _new_code(self) -> str:
         taken = {r.code for r in self._classes.values()}

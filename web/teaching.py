@@ -68,21 +68,32 @@ def walkthrough_for(manager: SandboxManager, sandbox_id: Any, token: Any) -> San
     return sandbox
 
 
-def press_continue(manager: SandboxManager, sandbox_id: Any, token: Any) -> dict[str, Any]:
-    sandbox = walkthrough_for(manager, sandbox_id, token)
-    if not sandbox.audience.press_continue():
+def continue_lesson(audience: WebAudience | None) -> None:
+    """Continue past the ``pause`` a lesson waits at (a walkthrough's student, a class's instructor)."""
+    if audience is None or not audience.press_continue():
         raise ApiError(409, "the lesson is not waiting for Continue right now")
+
+
+def submit_answer(audience: WebAudience | None, who: str, question: Any, given: Any) -> dict[str, int]:
+    """An answer to the open ``predict`` question, with the same checks for a walkthrough and a
+    class: a bad answer is a 400, a question that is not open a 409. Returns the counts so far."""
+    if not isinstance(given, (str, int)) or str(given).strip() == "":
+        raise ApiError(400, "an answer must be a non-empty text or number")
+    open_question = audience.open_question if audience is not None else None
+    if open_question != question:
+        raise ApiError(409, f"question {question!r} is not open (the open one is {open_question!r})")
+    return audience.answer(who, question, str(given))
+
+
+def press_continue(manager: SandboxManager, sandbox_id: Any, token: Any) -> dict[str, Any]:
+    continue_lesson(walkthrough_for(manager, sandbox_id, token).audience)
     return {"ok": True}
 
 
 def answer(manager: SandboxManager, sandbox_id: Any, token: Any, question: Any, given: Any,
            student: str = "student") -> dict[str, Any]:
     sandbox = walkthrough_for(manager, sandbox_id, token)
-    if not isinstance(given, (str, int)) or str(given).strip() == "":
-        raise ApiError(400, "an answer must be a non-empty text or number")
-    if sandbox.audience.open_question != question:
-        raise ApiError(409, f"question {question!r} is not open (the open one is {sandbox.audience.open_question!r})")
-    return {"ok": True, "counts": sandbox.audience.answer(student, question, str(given))}
+    return {"ok": True, "counts": submit_answer(sandbox.audience, student, question, given)}
 
 
 def rewind(manager: SandboxManager, sandbox_id: Any, token: Any, to_step: Any, uploads: Path | None = None,

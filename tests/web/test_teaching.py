@@ -105,6 +105,12 @@ def test_class_mode(app, client):
     assert session["id"] not in manager.reap_idle(now=time.monotonic() + 10 * manager.idle_seconds)
     sandbox = {"id": session["id"], "token": session["token"]}
     wait_until(lambda: lesson_state(client, sandbox, "step_started", 5), 20, "the class lesson's pause")
+    # Class answers are checked as a walkthrough's: an empty answer is a 400, a closed question a 409.
+    empty = pages[0].emit("class_answer", {"class": room["id"], "token": students[0]["token"], "question": "nope",
+                                           "answer": " "}, callback=True)
+    closed = pages[0].emit("class_answer", {"class": room["id"], "token": students[0]["token"], "question": "nope",
+                                            "answer": "2"}, callback=True)
+    assert (empty["status"], closed["status"]) == (400, 409) and "next_epoch" in closed["error"]
     for page, student, given in zip(pages, students, ("2", "3")):
         ack = page.emit("class_answer", {"class": room["id"], "token": student["token"], "question": "next_epoch",
                                          "answer": given}, callback=True)
