@@ -17,11 +17,10 @@ from flask import Blueprint, current_app, jsonify, request, send_file, send_from
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from backend.runtime.replay_index import ImportRefused, ReplayIndex, ReplayNameError, UnknownReplay
-from web.service import ApiError, int_param
+from web.service import ApiError, int_param, records_page
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_IMPORT_MAX_BYTES = 32 * 1024 * 1024
-MAX_RECORDS_PER_PAGE = 5000
 bp = Blueprint("replays", __name__)
 
 
@@ -103,12 +102,11 @@ def describe_replay(name: str):
 def replay_records(name: str):
     """Records with seq >= since, as the sandbox records API answers, plus where the log is damaged."""
     _path(name)
-    since = int_param(request.args.get("since"), "since", 0)
-    limit = min(int_param(request.args.get("limit"), "limit", MAX_RECORDS_PER_PAGE), MAX_RECORDS_PER_PAGE)
     replay = index().read(name)
-    records = [r.to_dict() for r in replay.records[since:since + limit]]  # seqs are dense from 0
-    last = replay.records[-1].seq if replay.records else -1
-    return jsonify({"records": records, "next": records[-1]["seq"] + 1 if records else max(since, last + 1),
+    end = replay.records[-1].seq + 1 if replay.records else 0
+    page = records_page(request.args.get("since"), request.args.get("limit"),
+                        lambda first, n: replay.records[first:first + n], end)  # seqs are dense from 0
+    return jsonify({**page,
                     "header": replay.header.to_dict() if replay.header else None,
                     "damage": replay.damage.to_dict() if replay.damage else None,
                     "live": name in live_names()})

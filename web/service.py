@@ -9,7 +9,7 @@ Every refusal is an :class:`ApiError` with an HTTP status and a sentence a stude
 from __future__ import annotations
 
 import hmac
-from typing import Any
+from typing import Any, Callable
 
 from backend.runtime.faults import apply_fault
 from backend.scripts.cluster_spec import ClusterSpec, check_cluster
@@ -88,11 +88,18 @@ def apply(manager: SandboxManager, sandbox_id: Any, token: Any, body: Any, sourc
     return {"ok": True, "message": result.message, "seq": seq}
 
 
+def records_page(since: Any, limit: Any, read: Callable[[int, int], list], end: int) -> dict:
+    """One page of records from seq ``since`` (``read(since, limit)``), as the sandbox and the
+    replay records APIs answer it: ``next`` is where to ask from next (``end`` when none came)."""
+    since = int_param(since, "since", 0)
+    limit = min(int_param(limit, "limit", MAX_RECORDS_PER_PAGE), MAX_RECORDS_PER_PAGE)
+    records = [r.to_dict() for r in read(since, limit)]
+    return {"records": records, "next": records[-1]["seq"] + 1 if records else max(since, end)}
+
+
 def records_since(manager: SandboxManager, sandbox_id: Any, token: Any, since: Any, limit: Any = None) -> dict:
-    sandbox = sandbox_for(manager, sandbox_id, token)
-    since, limit = int_param(since, "since", 0), int_param(limit, "limit", MAX_RECORDS_PER_PAGE)
-    records = [r.to_dict() for r in sandbox.bus.since(since)[:min(limit, MAX_RECORDS_PER_PAGE)]]
-    return {"records": records, "next": records[-1]["seq"] + 1 if records else max(since, sandbox.bus.next_seq)}
+    bus = sandbox_for(manager, sandbox_id, token).bus
+    return records_page(since, limit, lambda first, n: bus.since(first)[:n], bus.next_seq)
 
 
 def vocabulary() -> dict[str, Any]:
