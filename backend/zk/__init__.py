@@ -10,7 +10,8 @@ and a person with ``zkCli.sh`` sees exactly what a Kafka 2.8 cluster shows (spec
 ``codec.py``     encode/decode of each payload exactly as Kafka 2.8 writes it; malformed data (a
                  zkCli typo) raises :class:`codec.ZnodeFormatError` naming the znode and the fault
 ``admin.py``     :class:`admin.AdminZkClient`: what Kafka's admin tools write (create/delete topic,
-                 add partitions, reassignment, preferred election, topic config) and nothing more
+                 add partitions, reassignment, preferred election, topic config) and nothing more;
+                 what they check first (names, assignments, configs) is ``admin_validation.py``
 ``client.py``    the controller's *fenced* writes (a ``check`` on ``/controller_epoch`` in every
                  transaction, spec §3) — written separately, on top of ``paths`` and ``codec``
 ===============  =================================================================================

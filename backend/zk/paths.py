@@ -5,7 +5,7 @@ Paths are relative to the cluster's chroot: the kazoo client is started with
 ``/kclab/<cluster_id>/controller`` on the server, and ``zkCli.sh -server host:port/kclab/<id>``
 shows exactly Kafka's layout. Many sandboxes share one ZooKeeper that way (DESIGN.md).
 
-Topic names are validated the Kafka way by the admin layer (``admin.validate_topic_name``);
+Topic names are validated the Kafka way by the admin layer (``admin_validation.validate_topic_name``);
 here a name only has to be one non-empty path segment, so a bad name can never address
 another znode.
 """
