@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
+from backend.lessons.loader import LESSONS_DIR
 from backend.lessons.vocabulary import LESSON_KEYS, LESSON_VOCABULARY
 from backend.scripts.schema import build_schema, write_or_check
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "lessons" / "lesson.schema.json"
+SCHEMA_PATH = LESSONS_DIR / "lesson.schema.json"
 
 
 def schema_text() -> str:
