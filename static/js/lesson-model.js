@@ -5,6 +5,7 @@
  * when the key is absent. tests/js/test_model_contract.py checks both folds on a real lesson.
  * No DOM, no globals: node runs this file as it is.
  */
+import {get, orEmpty, truthy} from './py.js';
 
 /** Where a lesson is, from its records alone: the step, narration, highlight, question, answers. */
 export function foldLesson(view, r) {
@@ -55,22 +56,4 @@ export function foldLesson(view, r) {
     Object.assign(lesson, {status: truthy(get(detail, 'completed')) ? 'finished' : 'stopped',
       completed: get(detail, 'completed'), note: get(r, 'note')});
   }
-}
-
-// Python's dict.get(key): null when the key is absent; never undefined.
-function get(obj, key) {
-  if (obj === null || typeof obj !== 'object' || !Object.prototype.hasOwnProperty.call(obj, key)) return null;
-  const value = obj[key];
-  return value === undefined ? null : value;
-}
-
-function orEmpty(x) {
-  return truthy(x) ? x : {};
-}
-
-function truthy(x) {
-  if (x === null || x === undefined || x === false || x === 0 || x === '') return false;
-  if (Array.isArray(x)) return x.length > 0;
-  if (typeof x === 'object') return Object.keys(x).length > 0;
-  return true;
 }

@@ -10,6 +10,7 @@
  * No DOM, no globals, only relative imports: node runs this file as it is.
  */
 import {foldLesson} from './lesson-model.js';
+import {get, has, isDict, orEmpty, pyStr, truthy} from './py.js';
 
 export const REQUESTS_KEPT = 60;
 const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
@@ -255,41 +256,6 @@ function leaderFields(partition, r) {
   if (get(r, 'controller_epoch') !== null && r.kind !== 'isr') partition.controller_epoch = r.controller_epoch;
   const replicas = get(orEmpty(r.detail), 'replicas');
   if (truthy(replicas)) partition.replicas = replicas;
-}
-
-// Python's dict.get(key, default): the default only when the key is absent; never undefined.
-function get(obj, key, fallback = null) {
-  if (obj === null || typeof obj !== 'object' || !Object.prototype.hasOwnProperty.call(obj, key)) return fallback;
-  const value = obj[key];
-  return value === undefined ? null : value;
-}
-
-function has(obj, key) {
-  return Object.prototype.hasOwnProperty.call(obj, key);
-}
-
-function isDict(x) {
-  return x !== null && typeof x === 'object' && !Array.isArray(x);
-}
-
-// `x or {}` in Python: any falsy value (None, {}, [], "", 0) becomes an empty mapping.
-function orEmpty(x) {
-  return truthy(x) ? x : {};
-}
-
-function truthy(x) {
-  if (x === null || x === undefined || x === false || x === 0 || x === '') return false;
-  if (Array.isArray(x)) return x.length > 0;
-  if (typeof x === 'object') return Object.keys(x).length > 0;
-  return true;
-}
-
-// f"{x}" / str(x) for the values a record holds (None prints as "None", booleans as True/False).
-function pyStr(x) {
-  if (x === null || x === undefined) return 'None';
-  if (x === true) return 'True';
-  if (x === false) return 'False';
-  return String(x);
 }
 
 const HANDLERS = new Map([
