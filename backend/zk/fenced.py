@@ -24,8 +24,10 @@ from backend.core.plan import (
 )
 from backend.core.records import Record, znode_subject
 from backend.zk import codec, paths
+from backend.zk.handler import deferred_wakeups
 
 TIMEOUT_S = 10.0
+WAKE_BATCH = 100  # transactions queued between two wake-ups of kazoo's connection thread
 MAX_OPS_PER_TRANSACTION = 500  # ZooKeeper requests are capped at about 1 MB (jute.maxbuffer)
 
 
@@ -70,7 +72,12 @@ class FencedWriter:
         self._create_parents([w for w in writes if isinstance(w, CreatePartitionState)])
         if not self.pipelined:
             return [self._collect(w, self._submit(w)) for w in writes]
-        submitted = [(w, self._submit(w)) for w in writes]
+        submitted = []
+        with deferred_wakeups(self.zk) as flush:
+            for i, write in enumerate(writes, 1):
+                submitted.append((write, self._submit(write)))
+                if i % WAKE_BATCH == 0:
+                    flush()
         return [self._collect(w, handle) for w, handle in submitted]
 
     def _create_parents(self, creates) -> None:

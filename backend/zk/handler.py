@@ -1,35 +1,143 @@
-"""kazoo's threading handler, with a cheaper ``select``.
+"""kazoo's threading handler, made cheaper per request: a plain ``poll`` for ``select``, and
+wake-ups that a thread submitting many requests can hold back and send at once.
 
 Every kazoo client has a connection thread that loops on ``handler.select`` over its socket
-and a wake-up pipe. kazoo's stock ``selector_select`` builds a ``DefaultSelector`` (epoll on
-Linux) on every call: epoll_create, one epoll_ctl per fd, epoll_wait, close — four or five
-system calls for a two-fd wait. A web app holds a few clients per sandbox, and profiling 30
-sandboxes under load showed kazoo's connection threads as the largest holder of the GIL, 16 %
-of the samples in ``selectors`` (docs/performance.md). ``PollSelector`` registers without a
-system call and waits with one ``poll``; unlike ``select.select`` it has no limit on fd numbers,
-which is why kazoo moved off ``select`` in the first place.
-
-Same semantics, same kazoo function: only the selector class it instantiates changes.
+and a wake-up socket, and calls ``select`` again before each read of an answer: three or four
+waits per request. kazoo's stock ``selector_select`` builds a ``DefaultSelector`` (epoll on
+Linux) on every call — epoll_create, one epoll_ctl per fd, epoll_wait, close. A web app holds a
+few clients per sandbox, and profiling 30 sandboxes under load showed kazoo's connection
+threads as the largest holder of the GIL, 16 % of the samples in ``selectors``
+(docs/performance.md). One ``select.poll`` object registers without a system call and waits
+with one ``poll``: ≈ 1.5 µs a wait against ≈ 6 µs through a ``PollSelector``; unlike
+``select.select`` it has no limit on fd numbers, which is why kazoo moved off ``select``.
 """
 
 from __future__ import annotations
 
-import selectors
+import math
+import select as select_module
+import threading
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from kazoo.handlers.threading import SequentialThreadingHandler
+from kazoo.handlers.utils import fileobj_to_fd
+
+_READABLE_IF = ~select_module.POLLOUT  # as selectors.PollSelector: errors and hang-ups wake both
+_WRITABLE_IF = ~select_module.POLLIN
 
 
-class _PollSelectors:
-    """What ``kazoo.handlers.utils.selector_select`` reads from its ``selectors_module``."""
-
-    EVENT_READ = selectors.EVENT_READ
-    EVENT_WRITE = selectors.EVENT_WRITE
-    DefaultSelector = selectors.PollSelector
+def poll_select(rlist, wlist, xlist, timeout: float | None = None):
+    """``select.select``'s contract (kazoo's ``selector_select``'s): the ready objects of
+    ``rlist`` and ``wlist``; ``xlist`` is never ready. ``timeout`` in seconds, ``None`` = wait."""
+    if timeout is not None:
+        if not isinstance(timeout, (int, float)):
+            raise TypeError("timeout must be a number")
+        if timeout < 0:
+            raise ValueError("timeout must be non-negative")
+    wanted: dict[int, int] = {}
+    readers: dict[int, list] = {}
+    writers: dict[int, list] = {}
+    for objects, mask, owners in ((rlist, select_module.POLLIN, readers), (wlist, select_module.POLLOUT, writers)):
+        for obj in objects:
+            fd = fileobj_to_fd(obj)
+            wanted[fd] = wanted.get(fd, 0) | mask
+            owners.setdefault(fd, []).append(obj)
+    poller = select_module.poll()
+    for fd, mask in wanted.items():
+        poller.register(fd, mask)
+    ms = None if timeout is None else (math.ceil(timeout * 1e3) if timeout > 0 else 0)
+    readable, writable = [], []
+    for fd, flags in poller.poll(ms):
+        if fd in readers and flags & _READABLE_IF:
+            readable.extend(readers[fd])
+        elif fd in writers and flags & _WRITABLE_IF:
+            writable.extend(writers[fd])
+    return readable, writable, []
 
 
 class PollingThreadingHandler(SequentialThreadingHandler):
-    """``SequentialThreadingHandler`` whose ``select`` waits with ``poll`` instead of a fresh epoll."""
+    """``SequentialThreadingHandler`` with :func:`poll_select` and deferrable wake-ups."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._deferring = threading.local()
+        self._wake: _WakeSocket | None = None
 
     def select(self, *args, **kwargs):
-        kwargs.setdefault("selectors_module", _PollSelectors)
-        return super().select(*args, **kwargs)
+        return poll_select(*args, **kwargs)
+
+    def create_socket_pair(self):
+        """kazoo's pair (read end, write end), the write end wrapped in a :class:`_WakeSocket`.
+        One handler serves one client; a restarted connection gets a new pair."""
+        read_end, write_end = super().create_socket_pair()
+        self._wake = _WakeSocket(write_end, self._deferring)
+        return read_end, self._wake
+
+    @contextmanager
+    def deferred_wakeups(self) -> Iterator[Callable[[], None]]:
+        """Hold back this thread's wake-ups until the block ends or the yielded ``flush`` is
+        called. Requests are queued in order either way; only their sending is delayed."""
+        if getattr(self._deferring, "held", None) is not None:  # nested: the outer block flushes
+            yield lambda: None
+            return
+        self._deferring.held = 0
+
+        def flush() -> None:
+            if self._wake is not None:
+                self._wake.flush()
+        try:
+            yield flush
+        finally:
+            flush()
+            self._deferring.held = None
+
+
+class _WakeSocket:
+    """The write end of kazoo's wake-up socketpair, able to hold its wake-ups back.
+
+    kazoo's ``_call`` queues a request and writes one byte to this socket, so the connection
+    thread (asleep in ``poll``) sends it. One byte per request is one system call that releases
+    the GIL to that thread and must win it back: a controller submitting 2,000 fenced writes
+    spent most of its submission time in this ``send`` (docs/performance.md §1). Inside
+    :meth:`PollingThreadingHandler.deferred_wakeups` the bytes of the calling thread are counted
+    instead and written in one ``sendall`` at each :meth:`flush`: the connection thread still
+    gets exactly one byte per queued request, in one wake-up.
+    """
+
+    def __init__(self, sock, deferring: threading.local) -> None:
+        self._sock = sock
+        self._deferring = deferring
+
+    def send(self, data: bytes) -> int:
+        held = getattr(self._deferring, "held", None)
+        if held is None:
+            return self._sock.send(data)
+        self._deferring.held = held + len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        held = getattr(self._deferring, "held", None)
+        if held:
+            self._deferring.held = 0
+            try:
+                self._sock.sendall(b"\0" * held)
+            except OSError:
+                pass  # closed under us: kazoo fails the queued requests when it notices, as in its _call
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+
+@contextmanager
+def deferred_wakeups(zk) -> Iterator[Callable[[], None]]:
+    """``zk.handler.deferred_wakeups()`` when the client has our handler, else a no-op block
+    (the bench's and tools' plain clients)."""
+    if isinstance(zk.handler, PollingThreadingHandler):
+        with zk.handler.deferred_wakeups() as flush:
+            yield flush
+    else:
+        yield lambda: None
