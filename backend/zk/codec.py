@@ -330,9 +330,13 @@ def decode_topic_assignment(topic: str, data: bytes | None, where: str | None = 
 
 # -- /brokers/topics/<T>/partitions/<P>/state (§1.3) --------------------------------------------
 def encode_partition_state(state: LeaderIsrAndControllerEpoch) -> bytes:
+    """Kafka's bytes, formatted directly: every field is an integer, so this is exactly what
+    ``_dumps`` of the same dict gives (a test compares them) at a fraction of the cost — the
+    controller encodes one per partition it moves, 2,000 for one failed broker in the bench."""
     leader_and_isr = state.leader_and_isr
-    return _dumps({"controller_epoch": state.controller_epoch, "leader": leader_and_isr.leader, "version": 1,
-                   "leader_epoch": leader_and_isr.leader_epoch, "isr": list(leader_and_isr.isr)})
+    return b'{"controller_epoch":%d,"leader":%d,"version":1,"leader_epoch":%d,"isr":[%b]}' % (
+        state.controller_epoch, leader_and_isr.leader, leader_and_isr.leader_epoch,
+        b",".join(b"%d" % broker for broker in leader_and_isr.isr))
 
 
 def decode_partition_state(data: bytes | None, zk_version: int,

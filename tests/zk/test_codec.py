@@ -178,12 +178,24 @@ def test_partition_state_round_trip_and_kafkas_example():
     assert parsed(codec.encode_partition_state(state)) == {
         "controller_epoch": 1, "leader": 1, "version": 1, "leader_epoch": 0, "isr": [1, 2]}
     spec = b'{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}'
+    assert codec.encode_partition_state(state) == spec  # byte for byte: zkCli.sh shows Kafka's text
     assert codec.decode_partition_state(spec, 5) == state
     no_leader = b'{"controller_epoch":3,"leader":-1,"version":1,"leader_epoch":4,"isr":[2]}'
     assert codec.decode_partition_state(no_leader, 9).leader_and_isr == LeaderAndIsr(-1, 4, (2,), 9)
     recovering = b'{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1],"leader_recovery_state":1}'
     assert codec.decode_partition_state(recovering, 0).leader == 1
     assert codec.decode_partition_state(b"", 0) is None
+
+
+@pytest.mark.parametrize("leader, leader_epoch, isr, controller_epoch", [
+    (1, 0, (1, 2), 1), (-1, 7, (), 12), (1002, 2_147_483_647, (1002, 3, 17), 0), (0, 1, (0,), 99)])
+def test_partition_state_bytes_are_the_compact_json_of_kafkas_fields(leader, leader_epoch, isr, controller_epoch):
+    """The encoder formats the bytes by hand (it runs once per partition moved): it must stay
+    exactly the compact JSON of Kafka's field order."""
+    state = LeaderIsrAndControllerEpoch(LeaderAndIsr(leader, leader_epoch, isr), controller_epoch)
+    expected = json.dumps({"controller_epoch": controller_epoch, "leader": leader, "version": 1,
+                           "leader_epoch": leader_epoch, "isr": list(isr)}, separators=(",", ":")).encode()
+    assert codec.encode_partition_state(state) == expected
 
 
 def test_partition_state_malformed():
