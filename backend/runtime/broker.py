@@ -78,7 +78,7 @@ class SimulatedBroker:
                               connection_retry=retry, handler=PollingThreadingHandler())
         self.zk.add_listener(self._on_session_state)
         self.zk.start(timeout=15)
-        self.kafka_zk = KafkaZkClient(self.zk)
+        self.kafka_zk = KafkaZkClient(self.zk, multi_read=self.cluster.zk_multi_read)
         self.kafka_zk.create_top_level_paths()
         self.status = "running"
         self.gate.set()

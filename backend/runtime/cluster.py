@@ -25,6 +25,8 @@ from backend.core.model import TopicPartition
 from backend.core.records import Record, SessionHeader
 from backend.runtime.broker import SimulatedBroker
 from backend.runtime.channel import ControllerChannelManager
+from backend.runtime.four_letter import server_version
+from backend.runtime.network import LOOPBACK
 from backend.runtime.producer import AckLedger, Producer
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.polling import poll_until
@@ -33,9 +35,18 @@ from backend.scripts.cluster_spec import ClusterSpec, TopicSpec
 from backend.zk import codec, paths
 from backend.zk.admin import AdminZkClient
 from backend.zk.handler import PollingThreadingHandler
+from backend.zk.multi_read import supports_multi_read
 
 BROKER_STATUS = {"running": "alive", "paused": "paused", "shutting_down": "shutting_down",
                  "crashed": "dead", "stopped": "dead"}
+
+
+def ensemble_answers_multi_read(zk_hosts: str) -> bool:
+    """Whether every server of ``zk_hosts`` (``HOST:PORT,…``, no chroot) is ZooKeeper 3.6+,
+    asked with ``srvr``. A server that does not answer counts as too old: its clients then read
+    znode by znode, which works everywhere."""
+    servers = [host_port.strip().rpartition(":") for host_port in zk_hosts.split(",")]
+    return all(supports_multi_read(server_version(host or LOOPBACK, int(port))) for host, _, port in servers)
 
 
 class Cluster:
@@ -62,6 +73,8 @@ class Cluster:
         self.election_winner: int | None = None
         """A lesson's stage direction: the broker that wins the next controller election."""
         self._observe = observe
+        self.zk_multi_read = False
+        """Every ZooKeeper server answers ``multiRead`` (asked at start; ``backend/zk/multi_read.py``)."""
         self._tools: KazooClient | None = None
         self._observer: ZkObserver | None = None
         self.admin: AdminZkClient | None = None
@@ -80,6 +93,7 @@ class Cluster:
 
     # -- life -----------------------------------------------------------------------------------
     def start(self, timeout: float = 30.0) -> None:
+        self.zk_multi_read = ensemble_answers_multi_read(self.zk_hosts)
         root = KazooClient(hosts=self.zk_hosts)
         root.start(timeout=15)
         try:

@@ -9,6 +9,7 @@ requests"). The server must allow the word (``4lw.commands.whitelist``; the defa
 
 from __future__ import annotations
 
+import re
 import socket
 
 
@@ -40,3 +41,14 @@ def server_mode(host: str, port: int, timeout: float = 1.0) -> str | None:
         if line.startswith("Mode:"):
             return line.split(":", 1)[1].strip()
     return None
+
+
+def server_version(host: str, port: int, timeout: float = 1.0) -> tuple[int, ...] | None:
+    """The server's version from ``srvr`` (``Zookeeper version: 3.8.0-…``), or ``None`` when it
+    does not answer or says something else."""
+    try:
+        reply = four_letter_word(host, port, "srvr", timeout)
+    except OSError:
+        return None
+    found = re.search(r"^Zookeeper version: (\d+)\.(\d+)\.(\d+)", reply, re.MULTILINE)
+    return tuple(int(part) for part in found.groups()) if found else None

@@ -7,8 +7,8 @@ ZooKeeper refuses the whole transaction, and the write never happens — the zom
 by ZooKeeper itself, not by an ``if`` in our code (§3, KAFKA-6082). The outcome comes back as
 ``rejected_stale_epoch`` and is recorded.
 
-Reads and writes are pipelined with kazoo's async calls (``*_async().get(timeout)``), which
-also never block forever while the session is suspended.
+Writes are pipelined with kazoo's async calls (``*_async().get(timeout)``), which also never
+block forever while the session is suspended; unwatched bulk reads go in ``multiRead``s.
 """
 
 from __future__ import annotations
@@ -30,13 +30,17 @@ from backend.core.plan import (
 from backend.core.records import Record, znode_subject
 from backend.zk import codec, paths
 from backend.zk.fenced import FencedWriter
+from backend.zk.multi_read import ZnodeReader
 
 TIMEOUT_S = 10.0
 
 
 class KafkaZkClient:
-    def __init__(self, zk: KazooClient) -> None:
+    def __init__(self, zk: KazooClient, multi_read: bool = False) -> None:
+        """``multi_read``: every server of the ensemble answers ``multiRead`` (3.6+); the
+        cluster asks them before it starts the brokers (``backend/zk/multi_read.py``)."""
         self.zk = zk
+        self.reader = ZnodeReader(zk, TIMEOUT_S, multi_read)
         self.pipelined = True
         """``False`` makes controller writes synchronous, one at a time, as Kafka's controller
         wrote before 1.1 (KAFKA-5642). Only ``bench/controller_scale.py --sync-writes`` sets it."""
@@ -184,14 +188,16 @@ class KafkaZkClient:
         )
 
     def _get_many(self, keyed_paths: Mapping) -> dict:
-        """Pipelined gets; absent znodes are left out."""
-        asyncs = {key: self.zk.get_async(path) for key, path in keyed_paths.items()}
+        """``(data, stat)`` per key, in multiReads (``backend/zk/multi_read.py``); absent znodes
+        are left out, any other error is raised."""
+        keys = list(keyed_paths)
         out = {}
-        for key, result in asyncs.items():
-            try:
-                out[key] = result.get(timeout=TIMEOUT_S)
-            except NoNodeError:
-                pass
+        for key, result in zip(keys, self.reader.get_many([keyed_paths[k] for k in keys])):
+            if isinstance(result, NoNodeError):
+                continue
+            if isinstance(result, Exception):
+                raise result
+            out[key] = result
         return out
 
     # -- fenced writes (§3) -------------------------------------------------------------------------

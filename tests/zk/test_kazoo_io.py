@@ -1,0 +1,158 @@
+"""Our two additions under kazoo, against the suite's real ZooKeeper: ``multiRead`` (many
+znodes in one request, with a fallback for servers without it) and the handler's ``poll``
+wait and deferred wake-ups."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+from kazoo.exceptions import NoNodeError
+
+from backend.runtime.cluster import ensemble_answers_multi_read
+from backend.runtime.four_letter import server_version
+from backend.zk.handler import PollingThreadingHandler, deferred_wakeups, poll_select
+from backend.zk.multi_read import ZnodeReader, supports_multi_read
+from tests.support import close_client, started_client
+
+
+@pytest.fixture
+def client(zk_hosts, chroot):
+    """A client in this test's chroot with our handler, as every broker has."""
+    zk = started_client(zk_hosts + chroot, handler=PollingThreadingHandler())
+    yield zk
+    close_client(zk)
+
+
+def make_znodes(zk, count: int) -> list[str]:
+    zk.ensure_path("/s")
+    paths = [f"/s/{i}" for i in range(count)]
+    for i, path in enumerate(paths):
+        zk.create(path, b'{"n":%d}' % i)
+        for _ in range(i % 3):  # different data versions, so a stat mix-up shows
+            zk.set(path, b'{"n":%d}' % i)
+    return paths
+
+
+# -- multiRead ---------------------------------------------------------------------------------
+def test_multi_read_answers_what_a_get_of_each_znode_answers_in_order(client):
+    paths = make_znodes(client, 45)
+    wanted = paths[::-1] + ["/s/absent"] + paths[:3]
+    reader = ZnodeReader(client, timeout_s=10, multi_read=True, chunk=7)
+    calls: list = []
+    client._call = lambda request, handle, real=client._call: calls.append(type(request).__name__) or real(request, handle)
+
+    results = reader.get_many(wanted)
+
+    assert calls == ["MultiRead"] * 7  # 49 reads, 7 per request
+    assert len(results) == len(wanted)
+    for path, result in zip(wanted, results):
+        if path == "/s/absent":
+            assert isinstance(result, NoNodeError)
+            continue
+        data, stat = client.get(path)
+        assert result == (data, stat), path  # the chroot is applied: same znode, same version
+
+
+def test_multi_read_of_nothing_sends_nothing(client):
+    assert ZnodeReader(client, timeout_s=10).get_many([]) == []
+
+
+def test_without_multi_read_the_same_answers_come_one_read_per_znode(client):
+    paths = make_znodes(client, 5)
+    reader = ZnodeReader(client, timeout_s=10, multi_read=False)
+    calls: list = []
+    client._call = lambda request, handle, real=client._call: calls.append(type(request).__name__) or real(request, handle)
+    results = reader.get_many(paths + ["/s/absent"])
+    assert calls == ["GetData"] * 6
+    assert results[:5] == [client.get(p) for p in paths]
+    assert isinstance(results[5], NoNodeError)
+
+
+def test_the_server_version_decides_multi_read(zk_hosts):
+    """A 3.5 server answers multiRead with UNIMPLEMENTED and then closes the connection, so the
+    cluster must know before it reads — from ``srvr``."""
+    host, _, port = zk_hosts.split(",")[0].rpartition(":")
+    version = server_version(host, int(port))
+    assert version is not None and version >= (3, 6), "the suite runs ZooKeeper 3.8 or 3.9"
+    assert ensemble_answers_multi_read(zk_hosts)
+    assert supports_multi_read((3, 6, 0)) and supports_multi_read((4, 0, 1))
+    assert not supports_multi_read((3, 5, 9)) and not supports_multi_read(None)
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        silent = f"127.0.0.1:{unused.getsockname()[1]}"  # bound, not listening: refused
+        assert server_version("127.0.0.1", unused.getsockname()[1]) is None
+        assert not ensemble_answers_multi_read(f"{zk_hosts},{silent}")
+
+
+def test_a_lost_session_is_raised_not_returned_per_znode(zk_hosts, chroot):
+    zk = started_client(zk_hosts + chroot, handler=PollingThreadingHandler())
+    make_znodes(zk, 2)
+    reader = ZnodeReader(zk, timeout_s=10, multi_read=True)
+    close_client(zk)
+    with pytest.raises(Exception) as raised:
+        reader.get_many(["/s/0", "/s/1"])
+    assert not isinstance(raised.value, NoNodeError)
+
+
+# -- deferred wake-ups ----------------------------------------------------------------------
+def test_deferred_requests_go_out_at_each_flush_and_at_the_end(client):
+    client.ensure_path("/w")
+    with deferred_wakeups(client) as flush:
+        first = client.create_async("/w/a", b"1")
+        assert not first.wait(0.3), "a held-back request must not reach ZooKeeper before the flush"
+        flush()
+        assert first.get(timeout=10) == "/w/a"
+        second = [client.create_async(f"/w/b{i}", b"2") for i in range(50)]
+        assert not second[-1].wait(0.2)
+    assert [r.get(timeout=10) for r in second] == [f"/w/b{i}" for i in range(50)]
+    assert client.get("/w/a")[0] == b"1"
+
+
+def test_another_threads_request_during_a_deferred_block_is_not_lost(client):
+    """A wake-up sends the queue's head. Another thread's wake-up during the block therefore
+    sends our held request, and its own waits for our flush: one byte per request either way,
+    so both arrive and nothing is left queued."""
+    client.ensure_path("/w")
+    other: list = []
+    worker = threading.Thread(target=lambda: other.append(client.create("/w/other", b"")))
+    with deferred_wakeups(client):
+        held = client.create_async("/w/held", b"")
+        worker.start()
+        assert held.get(timeout=10) == "/w/held"  # sent on the other thread's wake-up
+    worker.join(10)
+    assert other == ["/w/other"]
+    assert sorted(client.get_children("/w")) == ["held", "other"]
+
+
+def test_a_nested_block_leaves_flushing_to_the_outer_one(client):
+    client.ensure_path("/w")
+    with deferred_wakeups(client):
+        with deferred_wakeups(client) as inner_flush:
+            request = client.create_async("/w/n", b"")
+            inner_flush()
+        assert not request.wait(0.3)
+    assert request.get(timeout=10) == "/w/n"
+
+
+# -- poll_select ---------------------------------------------------------------------------------
+def test_poll_select_reports_the_ready_objects_as_select_does():
+    a, b = socket.socketpair()
+    c, d = socket.socketpair()
+    try:
+        assert poll_select([a, c], [], [], 0) == ([], [], [])
+        b.send(b"x")
+        assert poll_select([a, c], [], [], 0) == ([a], [], [])
+        assert poll_select([a, c], [d], [], 0.05) == ([a], [d], [])
+        assert poll_select([c.fileno()], [], [], 0) == ([], [], [])  # plain fds too
+        d.close()
+        assert poll_select([c], [], [], 0) == ([c], [], [])  # hang-up: readable, recv gives b""
+        with pytest.raises(ValueError):
+            poll_select([a], [], [], -1)
+        a.close()
+        with pytest.raises(TypeError):
+            poll_select([a], [], [], 0)  # fileno -1: refused as kazoo's selector_select does
+    finally:
+        for s in (a, b, c, d):
+            s.close()
