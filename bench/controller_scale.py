@@ -49,7 +49,7 @@ if str(ROOT) not in sys.path:
 from backend.core.assignment import assign_replicas_to_brokers  # noqa: E402
 from backend.core.records import Record  # noqa: E402
 from backend.runtime import zk_server  # noqa: E402
-from backend.runtime.cluster import Cluster  # noqa: E402
+from backend.runtime.cluster import Cluster, ensemble_answers_multi_read  # noqa: E402
 from backend.runtime.polling import poll_until  # noqa: E402
 from backend.runtime.record_bus import RecordBus  # noqa: E402
 from backend.scripts.cluster_spec import ClusterSpec  # noqa: E402
@@ -154,12 +154,14 @@ class EventProfiler:
 class BenchCluster:
     """A ``Cluster`` whose znodes were written before its brokers started, in its own chroot."""
 
-    def __init__(self, zk_hosts: str, brokers: int, partitions: int, topics: int, sync_writes: bool) -> None:
+    def __init__(self, zk_hosts: str, brokers: int, partitions: int, topics: int, sync_writes: bool,
+                 multi_read: bool = True) -> None:
         self.zk_hosts = zk_hosts
         self.broker_ids = tuple(range(1, brokers + 1))
         self.session_id = f"bench-{uuid.uuid4().hex[:8]}"
         self.chroot = f"{BENCH_ROOT}/{self.session_id}"
         self.sync_writes = sync_writes
+        self.multi_read = multi_read
         per_topic = math.ceil(partitions / topics)
         self.topics: dict[str, dict[int, list[int]]] = {}
         left = partitions
@@ -201,6 +203,7 @@ class BenchCluster:
         self._placeholder.create(paths.CONTROLLER, codec.encode_controller(PLACEHOLDER_CONTROLLER), ephemeral=True)
         # What Cluster.start does, minus its wait for the first broker to win /controller.
         cluster = self.cluster
+        cluster.zk_multi_read = self.multi_read and ensemble_answers_multi_read(self.zk_hosts)
         cluster._tools = started_client(self.zk_hosts + self.chroot)
         for broker_id in self.broker_ids:
             cluster.brokers[broker_id].start()
@@ -421,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sync-writes", action="store_true",
                         help="controller writes one transaction at a time (Kafka before 1.1)")
+    parser.add_argument("--no-multi-read", action="store_true",
+                        help="controller reads znode by znode, as with a ZooKeeper before 3.6 (Kafka 2.8's way)")
     parser.add_argument("--force-sync", action="store_true", help="ZooKeeper fsyncs its log (default: forceSync=no)")
     parser.add_argument("--zk-heap", default="1g",
                         help="ZooKeeper JVM -Xmx (default 1g; the launcher's own 128m thrashes in full GCs at 100k partitions)")
@@ -442,11 +447,12 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join([".venv/bin/python", "bench/controller_scale.py",
                              *(argv if argv is not None else sys.argv[1:])]),
         "scenario": args.scenario, "partitions": args.partitions, "brokers": args.brokers, "topics": topics,
-        "sync_writes": args.sync_writes, "machine": machine(zk, args.force_sync), "runs": []}
+        "sync_writes": args.sync_writes, "multi_read": not args.no_multi_read, "machine": machine(zk, args.force_sync), "runs": []}
     profiler = EventProfiler() if args.profile else None
     try:
         for i in range(args.runs):
-            bc = BenchCluster(zk.hosts, args.brokers, args.partitions, topics, args.sync_writes)
+            bc = BenchCluster(zk.hosts, args.brokers, args.partitions, topics, args.sync_writes,
+                              multi_read=not args.no_multi_read)
             started, load = time.perf_counter(), os.getloadavg()[0]
             try:
                 bc.prepare(args.timeout)
