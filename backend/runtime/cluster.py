@@ -23,6 +23,7 @@ from backend.core.assignment import assign_replicas_to_brokers
 from backend.core.config import KafkaConfig, config_string, topic_config_value
 from backend.core.model import TopicPartition
 from backend.core.records import Record, SessionHeader
+from backend.runtime import heap
 from backend.runtime.broker import SimulatedBroker
 from backend.runtime.channel import ControllerChannelManager
 from backend.runtime.four_letter import server_version
@@ -117,6 +118,7 @@ class Cluster:
         if self.spec.topics:
             self.wait_until(lambda: self._topics_known(self.spec.topics), timeout, "the controller to create the topics")
         self.wait_stable(timeout)
+        heap.settle()
 
     def create_topic(self, topic: str, spec: TopicSpec) -> dict[int, list[int]]:
         config = {k: config_string(v) for k, v in spec.config.items()}
@@ -149,6 +151,7 @@ class Cluster:
                 self._delete_chroot()
             self._tools.stop()
             self._tools.close()
+        heap.release()
 
     def _delete_chroot(self) -> None:
         root = KazooClient(hosts=self.zk_hosts)

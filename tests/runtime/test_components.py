@@ -3,6 +3,7 @@ replay log."""
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 
@@ -140,3 +141,16 @@ def test_damage_in_the_middle_stops_the_replay_there_and_says_why(tmp_path):
     path.write_text("".join(lines))
     replay = read_replay(path)
     assert len(replay.records) == 1 and ":3:" in replay.problem and "'seq' must be int" in replay.problem
+
+
+def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(start_cluster):
+    """Full collections must not rescan a started cluster's state (backend/runtime/heap.py),
+    and a closed cluster's dead cycles must become collectable again."""
+    gc.unfreeze()
+    cluster, _ = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1], 1: [1, 0]}}})
+    controller = cluster.brokers[0].controller
+    assert gc.get_freeze_count() > 0
+    assert not any(o is controller for generation in (0, 1, 2) for o in gc.get_objects(generation=generation))
+
+    cluster.close()
+    assert gc.get_freeze_count() == 0
