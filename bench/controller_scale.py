@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:
 
 from backend.core.assignment import assign_replicas_to_brokers  # noqa: E402
 from backend.core.records import Record  # noqa: E402
-from backend.runtime import zk_server  # noqa: E402
+from backend.runtime import heap, zk_server  # noqa: E402
 from backend.runtime.cluster import Cluster, ensemble_answers_multi_read  # noqa: E402
 from backend.runtime.polling import poll_until  # noqa: E402
 from backend.runtime.record_bus import RecordBus  # noqa: E402
@@ -246,6 +246,7 @@ class BenchCluster:
 def run_failure(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler | None, timeout: float,
                 reps: int = 3) -> dict:
     elected, active = bc.wait_active(bc.release(), timeout)
+    heap.settle()  # as Cluster.start does once the cluster is up
     if profiler is not None:
         profiler.install(bc.cluster)
     controller = elected.controller_id
@@ -254,13 +255,14 @@ def run_failure(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler |
     moved = led[victim]
     if profiler is not None:
         profiler.armed, profiler.longest = True, None
-    cpu_before = threads.snapshot(jvm_pid)
-    bc.cluster.brokers[victim].crash()
-    crashed = bc.seen.first(-1, kind="broker", to_state="crashed", broker_id=victim)
-    processed = wait_for(lambda: bc.seen.first(crashed.seq, kind="controller_event", op="BrokerChange",
-                                               to_state="processed", broker_id=controller), timeout,
-                         "the controller to process the BrokerChange")
-    cpu = threads.diff(cpu_before, threads.snapshot(jvm_pid))
+    with threads.FullCollections() as full_collections:
+        cpu_before = threads.snapshot(jvm_pid)
+        bc.cluster.brokers[victim].crash()
+        crashed = bc.seen.first(-1, kind="broker", to_state="crashed", broker_id=victim)
+        processed = wait_for(lambda: bc.seen.first(crashed.seq, kind="controller_event", op="BrokerChange",
+                                                   to_state="processed", broker_id=controller), timeout,
+                             "the controller to process the BrokerChange")
+        cpu = threads.diff(cpu_before, threads.snapshot(jvm_pid))
     if profiler is not None:
         profiler.armed = False
     bc.cluster.wait_stable(timeout, quiet_s=0.3)
@@ -324,6 +326,7 @@ def run_failure(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler |
         "ratio_to_read_plus_write_floor": round(
             (last_leader_mtime - t0) / 1000 / (floors["async_read_s"] + floors["async_setdata_s"]), 2),
         "cpu_s_during_broker_change": cpu,
+        "full_gc_during_broker_change": full_collections.summary(),
         "records": dict(bc.seen.counts),
     }
 
@@ -342,6 +345,7 @@ def run_failover(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler 
         profiler.armed, profiler.longest = True, None
     cpu_before = threads.snapshot(jvm_pid)
     elected, active = bc.wait_active(bc.release(), timeout)
+    heap.settle()  # as Cluster.start does once the cluster is up
     out["cpu_s_first_failover"] = threads.diff(cpu_before, threads.snapshot(jvm_pid))
     if profiler is not None:
         profiler.armed = False
@@ -405,7 +409,8 @@ SUMMARY_KEYS = {
                 "floor.async_setdata_s", "floor.async_fenced_s", "floor.sync_setdata_s", "floor.sync_fenced_s",
                 "floor.async_read_s", "floor.async_fenced_via_controller_session_s",
                 "floor.sync_fenced_via_controller_session_s", "ratio_to_async_floor",
-                "ratio_to_read_plus_write_floor", "first_failover_s"],
+                "ratio_to_read_plus_write_floor", "first_failover_s", "full_gc_during_broker_change.count",
+                "full_gc_during_broker_change.seconds"],
     "failover": ["first.elected_to_context_loaded_s", "first.elected_to_active_s", "first.floor_read_s",
                  "first.ratio", "after_controller_crash.elected_to_context_loaded_s",
                  "after_controller_crash.elected_to_active_s", "after_controller_crash.floor_read_s",
