@@ -13,6 +13,9 @@ import re
 import threading
 import time
 from collections import defaultdict
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -101,3 +104,16 @@ class FullCollections:
 
     def summary(self) -> dict:
         return {"count": self.count, "seconds": round(self.seconds, 3)}
+
+
+def without_collections(measure: Callable[[], T]) -> T:
+    """``measure()`` with the cyclic garbage collector off, after a full collection. A floor is
+    what kazoo and ZooKeeper can do at best; the bench measures it in the process that hosts the
+    cluster, whose garbage (a frozen heap makes full collections frequent, and each visits
+    everything the measured event allocated) would otherwise land in it at random."""
+    gc.collect()
+    gc.disable()
+    try:
+        return measure()
+    finally:
+        gc.enable()

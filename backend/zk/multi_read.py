@@ -11,9 +11,9 @@ one by one and ≈ 0.01 s in multiReads (docs/performance.md §1). Nothing visib
 leave no trace in ZooKeeper's tree, and every write stays its own fenced transaction.
 
 A ``multiRead`` is not a transaction: each read is answered on its own, in order, from the
-same server state, exactly like the pipelined gets it replaces. A server before 3.6 answers the
-unknown opcode with UNIMPLEMENTED *and closes the connection*, so the reader is not allowed to
-find out by trying: the cluster asks every server its version first (``srvr``, which ZooKeeper
+same server state, exactly like the pipelined gets it replaces. A server answers an opcode it
+does not know with UNIMPLEMENTED *and closes the connection* (ours does so for a made-up one; a
+3.5 server would for multiRead), so the reader must not find out by trying: the cluster asks every server its version first (``srvr``, which ZooKeeper
 allows by default) and passes ``multi_read=False`` when one is older or does not answer — an
 ensemble given with ``--zk`` may be older than ours. Then the reads are pipelined gets.
 
@@ -34,7 +34,7 @@ from kazoo.protocol.states import ZnodeStat
 GET_DATA = 4       # ZooDefs.OpCode.getData: the type of each operation in the request
 ERROR = -1         # ZooDefs.OpCode.error: that operation's result is an error code
 MULTI_READ = 22    # ZooDefs.OpCode.multiRead
-FIRST_VERSION = (3, 6)  # ZOOKEEPER-3221 (3.6.0) added multiRead
+FIRST_VERSION = (3, 6)  # multiRead arrived in ZooKeeper 3.6.0
 CHUNK = 200
 """Reads per request. A response must stay under the client's and server's ``jute.maxbuffer``
 (1 MB by default): 200 small znodes are tens of KB. Measured: 100 per request is already ~20×
