@@ -27,7 +27,7 @@ from backend.runtime import heap
 from backend.runtime.broker import SimulatedBroker
 from backend.runtime.channel import ControllerChannelManager
 from backend.runtime.four_letter import server_version
-from backend.runtime.network import LOOPBACK
+from backend.runtime.network import zk_servers
 from backend.runtime.producer import AckLedger, Producer
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.polling import poll_until
@@ -46,8 +46,7 @@ def ensemble_answers_multi_read(zk_hosts: str) -> bool:
     """Whether every server of ``zk_hosts`` (``HOST:PORT,…``, no chroot) is ZooKeeper 3.6+,
     asked with ``srvr``. A server that does not answer counts as too old: its clients then read
     znode by znode, which works everywhere."""
-    servers = [host_port.strip().rpartition(":") for host_port in zk_hosts.split(",")]
-    return all(supports_multi_read(server_version(host or LOOPBACK, int(port))) for host, _, port in servers)
+    return all(supports_multi_read(server_version(host, port)) for host, port in zk_servers(zk_hosts))
 
 
 class Cluster:
@@ -330,4 +329,3 @@ class Cluster:
             return sorted(self._tools.get_children(path))
         except NoNodeError:
             return []
-

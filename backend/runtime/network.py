@@ -150,14 +150,22 @@ class PausableProxy:
             self._drop(sock)
 
 
+def zk_servers(hosts: str) -> list[tuple[str, int]]:
+    """``HOST:PORT,HOST:PORT`` (no chroot) as ``[(host, port), …]``; an empty host is loopback."""
+    servers = []
+    for host_port in hosts.split(","):
+        host, _, port = host_port.strip().rpartition(":")
+        servers.append((host or LOOPBACK, int(port)))
+    return servers
+
+
 class BrokerNetwork:
     """One proxy per ZooKeeper server, so a paused broker is cut off from the whole ensemble."""
 
     def __init__(self, hosts: str) -> None:
         self.proxies = []
-        for host_port in hosts.split(","):
-            host, _, port = host_port.strip().rpartition(":")
-            self.proxies.append(PausableProxy(host or LOOPBACK, int(port)))
+        for host, port in zk_servers(hosts):
+            self.proxies.append(PausableProxy(host, port))
 
     @property
     def hosts(self) -> str:
