@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from backend.core.config import SETTINGS, ConfigError, parse_value
+from backend.core.config import SETTINGS, ConfigError, config_string, parse_value
 from backend.core.errors import InvalidReplicaAssignmentException, InvalidTopicException, KafkaException
 
 
@@ -111,10 +111,9 @@ def validate_topic_config(config: Mapping[str, Any]) -> dict[str, str]:
     for name, value in config.items():
         if name not in TOPIC_CONFIG_NAMES:
             raise InvalidConfigurationException(f"Unknown topic config name: {name}")
-        text = ("true" if value else "false") if isinstance(value, bool) else value
-        text = str(text) if isinstance(text, int) else text
-        if not isinstance(text, str):
+        if not isinstance(value, (str, int)):  # bool is an int: true/false
             raise InvalidConfigurationException(f"Invalid value {value!r} for configuration {name}: not a string")
+        text = config_string(value)
         if name in SETTINGS:
             try:
                 parse_value(name, text)
