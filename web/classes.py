@@ -43,6 +43,11 @@ class ClassRoom:
     session: Sandbox | None = None
     paused: bool = False
 
+    @property
+    def audience(self):
+        """The class lesson's audience (its open question, Continue), or None before a lesson."""
+        return self.session.audience if self.session is not None else None
+
     def describe(self, for_instructor: bool = False) -> dict[str, Any]:
         out = {"id": self.id, "code": self.code, "instructor": self.instructor, "paused": self.paused,
                "session": self.session.id if self.session else None,
@@ -52,9 +57,8 @@ class ClassRoom:
             out["students"] = [{"id": s.id, "name": s.name, "sandbox": s.sandbox} for s in self.students.values()]
             out["session_token"] = self.session.token if self.session else None
             # The open question's tally, so an instructor's page that reloads redraws its chart.
-            audience = self.session.audience if self.session else None
-            question = getattr(audience, "open_question", None)
-            out["answers"] = {"question": question, "counts": audience.counts(question)} if question else None
+            question = getattr(self.audience, "open_question", None)
+            out["answers"] = {"question": question, "counts": self.audience.counts(question)} if question else None
         return out
 
 
@@ -186,7 +190,7 @@ class ClassRegistry:
 
     def answer(self, room: ClassRoom, token: Any, question: Any, given: Any) -> dict[str, int]:
         student = self.student(room, token)
-        return submit_answer(room.session.audience if room.session is not None else None, student.id, question, given)
+        return submit_answer(room.audience, student.id, question, given)
 
     def _new_code(self) -> str:
         taken = {r.code for r in self._classes.values()}

@@ -141,7 +141,7 @@ def class_action(class_id, action):
         registry.set_paused(room, bool(data.get("paused", True)))
         return jsonify(room.describe(for_instructor=True))
     if action == "continue":
-        teaching.continue_lesson(room.session.audience if room.session is not None else None)
+        teaching.continue_lesson(room.audience)
         return jsonify({"ok": True})
     if action == "fork":
         return jsonify({"ok": True, "copies": registry.fork(room)})
