@@ -53,7 +53,6 @@ from bench.quiet import wait_quiet  # noqa: E402
 from bench.zk_tools import BENCH_ROOT, remove_bench_chroot  # noqa: E402
 
 
-
 def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 

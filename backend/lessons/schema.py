@@ -25,5 +25,6 @@ def main(argv: list[str] | None = None) -> int:
     """Write ``lesson.schema.json``; with ``--check``, only say whether it is up to date."""
     return write_or_check(SCHEMA_PATH, schema_text(), "backend.lessons.schema", argv)
 
+
 if __name__ == "__main__":
     sys.exit(main())
