@@ -3,11 +3,32 @@
 By default it runs under gunicorn (one worker — the sandboxes live in its memory — with many
 threads), which is what a class of thirty needs; ``--dev`` uses Werkzeug's development server
 instead. It prints the URL once the app answers.
+
+The printed links use ``--public-url`` (or ``KCLAB_PUBLIC_URL``) when the app sits behind a
+reverse proxy or is reached by a name: students cannot open ``http://127.0.0.1:5000/``, and an
+instructor who copies that link from a server's log gets nothing.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+from urllib.parse import urlsplit
+
+MAX_URL_LENGTH = 200
+MIN_TOKEN_LENGTH = 16  # a set token is meant to last a term: no "changeme"
+
+
+def public_url(text: str) -> str:
+    """``http(s)://host[:port][/path]``, returned with one trailing slash so links append to it."""
+    parts = urlsplit(text.strip())
+    if (len(text) > MAX_URL_LENGTH or parts.scheme not in ("http", "https") or not parts.hostname
+            or parts.query or parts.fragment or parts.username):
+        raise argparse.ArgumentTypeError(
+            f"{text[:MAX_URL_LENGTH]!r} is not a public URL like https://lab.example.edu/ "
+            f"(http or https, a host, an optional port and path, at most {MAX_URL_LENGTH} characters)")
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/"
 
 
 def register(subparsers) -> None:
@@ -17,6 +38,10 @@ def register(subparsers) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; "
                                                              "0.0.0.0 for a classroom)")
     parser.add_argument("--port", type=int, default=5000, help="port (default 5000)")
+    parser.add_argument("--public-url", type=public_url, default=os.environ.get("KCLAB_PUBLIC_URL") or None,
+                        metavar="URL", help="the address students use, for the printed links, e.g. "
+                                            "https://lab.example.edu/ (default: $KCLAB_PUBLIC_URL, else the "
+                                            "address the app listens on)")
     parser.add_argument("--threads", type=int, default=200, help="gunicorn worker threads (default 200)")
     parser.add_argument("--data-dir", metavar="DIR", help="replay logs and uploads (default ./var)")
     parser.add_argument("--dev", action="store_true", help="Werkzeug's development server instead of gunicorn")
@@ -25,27 +50,28 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     import logging
-    import os
+    import secrets
 
+    token = os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12)
+    if len(token) < MIN_TOKEN_LENGTH:
+        print(f"kclab serve: KCLAB_INSTRUCTOR_TOKEN is {len(token)} characters; use {MIN_TOKEN_LENGTH} or more, "
+              "e.g. python3 -c 'import secrets; print(secrets.token_urlsafe(24))'", file=sys.stderr)
+        return 2
     logging.getLogger("kazoo").setLevel(logging.ERROR)
     if args.data_dir:
         os.environ["KCLAB_DATA_DIR"] = args.data_dir
     if args.zk:
-        return _serve(args, args.zk, None)
+        return _serve(args, args.zk, None, token)
     from backend.runtime.zk_server import ZooKeeperServer
     print("starting an embedded ZooKeeper ...", file=sys.stderr, flush=True)
     with ZooKeeperServer(force_sync=False) as zk:
-        return _serve(args, zk.hosts, zk)
+        return _serve(args, zk.hosts, zk, token)
 
 
-def _serve(args, hosts: str, zk_control) -> int:
-    import os
-    import secrets
-
-    token = os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12)
+def _serve(args, hosts: str, zk_control, token: str) -> int:
     config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token}
-    url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
-    banner = (f"Kafka Controller Lab is serving at {url}\n"
+    url = args.public_url or f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
+    banner = (f"Kafka Controller Lab is serving at {url} (listening on {args.host}:{args.port})\n"
               f"Instructor (keep this link to yourself): {url}instructor#token={token}\n"
               f"Students join a class at {url}join\n"
               f"Class statistics (instructor): {url}stats#token={token}\n"
