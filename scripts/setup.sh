@@ -89,8 +89,8 @@ check_system() {
   if [ -f package.json ] && ! node_modules_ok && ! command -v npm >/dev/null; then
     needed+=("npm|npm, to install the page's JavaScript libraries (d3, socket.io client)|install Node.js 18+ from nodejs.org into your home directory and put its bin/ on PATH")
   fi
-  have_deb zookeeper || wanted+=("zookeeper|Debian's ZooKeeper server jars|nothing to do: the app uses the ZooKeeper jars inside the pyspark package")
-  have_deb redis-server || wanted+=("redis-server|Redis, the message queue of several app workers|nothing to do: the app runs one worker")
+  have_deb zookeeper || wanted+=("zookeeper|Debian's ZooKeeper server jars|the app uses the ZooKeeper jars inside the pyspark package")
+  have_deb redis-server || wanted+=("redis-server|the message queue of several app workers|the app runs one worker")
   if [ "$mode" = test ]; then
     have_deb zookeeper || needed+=("zookeeper|Debian's ZooKeeper (the tests run its zkCli.sh)|ask an admin")
     have_deb chromium || needed+=("chromium|Chromium, for the browser tests|ask an admin")
@@ -106,7 +106,7 @@ explain_missing() {  # no apt: say what is missing, what it is for and how to ge
   echo "setup: cannot install system packages: $1." >&2
   for entry in "${wanted[@]}"; do
     rest=${entry#*|}
-    have_listed "${entry%%|*}" || echo "setup: note: ${rest%%|*} is not installed: ${rest#*|}." >&2
+    have_listed "${entry%%|*}" || echo "setup: note: ${entry%%|*} is not installed (${rest%%|*}): ${rest#*|}." >&2
   done
   ((${#needed[@]})) || return 0
   echo "setup: missing, and needed:" >&2
@@ -142,6 +142,8 @@ install_python() {
   local mode=$1 lock=requirements-test.lock stamp=.venv/.kclab-installed want have
   [ "$mode" = run ] && lock=requirements.lock
   if [ -e .venv ] && ! .venv/bin/python -c 'import pip' 2>/dev/null; then
+    [ -O .venv ] || die ".venv is not usable by $(id -un) (its Python is $(readlink -f .venv/bin/python)), and not" \
+      "theirs to recreate: work in a copy of the repository of your own"
     say ".venv is unusable (its Python moved or pip is missing): recreating it"
     rm -rf .venv
   fi
