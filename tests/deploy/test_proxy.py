@@ -116,3 +116,17 @@ def test_the_printed_links_use_the_public_address(proxied):
     text = proxied.app_output.text()
     assert f"Instructor (keep this link to yourself): {proxied.url}instructor#token={TOKEN}" in text
     assert f"Students join a class at {proxied.url}join" in text
+
+
+def serve_refuses(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "web.cli", "serve", "--zk", "127.0.0.1:1", *args], cwd=ROOT,
+                            env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    return result.stderr
+
+
+def test_a_malformed_public_url_or_a_short_token_is_refused_with_the_reason():
+    assert "is not a public URL like https://lab.example.edu/" in serve_refuses({}, "--public-url", "ftp://lab")
+    assert "--public-url" in serve_refuses({"KCLAB_PUBLIC_URL": "https://lab.example.edu/?x=1"})
+    assert "KCLAB_INSTRUCTOR_TOKEN is 8 characters; use 16 or more" in serve_refuses(
+        {"KCLAB_INSTRUCTOR_TOKEN": "changeme"})
