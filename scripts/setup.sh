@@ -123,14 +123,19 @@ explain_missing() {  # no apt: say what is missing, what it is for and how to ge
 have_listed() { local entry; for entry in "${needed[@]}"; do [ "${entry%%|*}" = "$1" ] && return 0; done; return 1; }
 
 install_system() {
-  local mode=$1 prompt=no packages
+  local mode=$1 prompt=no packages package
   check_system "$mode"
   ((${#needed[@]} + ${#wanted[@]})) || return 0
   ((${#needed[@]})) && prompt=prompt
   if ! command -v apt-get >/dev/null; then explain_missing "this is not a Debian-like system (no apt-get)"; return; fi
   if ! can_root "$prompt"; then explain_missing "not root, and sudo is missing or may not be used"; return; fi
   as_root apt-get update -qq
-  packages=$(packages_of "${needed[@]}" "${wanted[@]}" | sed "s/^JAVA$/$(java_package)/")
+  packages=$(packages_of "${needed[@]}" | sed "s/^JAVA$/$(java_package)/")
+  for package in $(packages_of "${wanted[@]}"); do  # a release without one must not stop apt-get
+    have_listed "$package" && continue
+    if apt-cache show "$package" >/dev/null 2>&1; then packages="$packages $package"
+    else say "note: this release has no $package package; going on without it"; fi
+  done
   say "apt-get install" $packages
   # shellcheck disable=SC2086  # one word per package
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $packages

@@ -7,13 +7,18 @@ do run: deploy/Caddyfile with Debian's caddy, scripts/setup.sh as a user without
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.support import LineReader
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -54,3 +59,21 @@ def locked(lock: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def services() -> dict:
     return yaml.safe_load(COMPOSE.read_text())["services"]
+
+
+def start(command: list[str], env: dict[str, str], cwd: Path, *, inherit: bool = True):
+    """A child in its own process group (it may start more: make, gunicorn, a JVM) and its output."""
+    proc = subprocess.Popen(command, cwd=cwd, env={**os.environ, **env} if inherit else env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    return proc, LineReader(proc.stdout)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop the child's whole process group: politely, then for sure."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)

@@ -149,7 +149,10 @@ def test_every_service_has_limits_rotated_logs_and_a_health_check(services):
             assert health == {"disable": True}  # a one-shot job
         elif name != "app":  # the app's is the image's HEALTHCHECK (tests/deploy/test_dockerfile.py)
             assert health and health["test"], f"{name} has no health check"
+    # and a heap under that limit wherever a runtime would size its own (ZooKeeper's in the next test)
     assert all(services[name]["environment"]["SPARK_DAEMON_MEMORY"] for name in ("spark-master", "spark-worker"))
+    assert "--driver-memory" in services["stats"]["command"] and "--memory" in services["spark-worker"]["command"]
+    assert services["proxy"]["environment"]["GOMEMLIMIT"]
 
 
 def test_the_app_is_given_a_stable_token_and_its_public_address(services):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ import requests
 import socketio
 
 from backend.runtime.zk_server import free_ports
-from tests.deploy.conftest import ROOT
+from tests.deploy.conftest import ROOT, start, stop
 from tests.support import LineReader, wait_until
 
 CADDYFILE = ROOT / "deploy" / "Caddyfile"
@@ -38,22 +37,6 @@ class Proxied:
     http_url: str     # http://localhost:PORT/, Caddy's redirect
     root_ca: Path     # Caddy's own CA, which signed the certificate
     app_output: LineReader
-
-
-def start(command: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.Popen, LineReader]:
-    proc = subprocess.Popen(command, cwd=cwd, env={**os.environ, **env}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    return proc, LineReader(proc.stdout)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
 
 
 @pytest.fixture(scope="module")

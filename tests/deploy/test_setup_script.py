@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -20,8 +19,8 @@ import pytest
 import requests
 
 from backend.runtime.zk_server import free_ports
-from tests.deploy.conftest import ROOT
-from tests.support import LineReader, wait_until
+from tests.deploy.conftest import ROOT, start, stop
+from tests.support import wait_until
 
 NOBODY = 65534
 SYSTEM_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin")
@@ -161,10 +160,8 @@ def test_make_run_without_root_serves_the_app(open_tmp):
     (open_tmp / "bin").mkdir()
     prefix = unprivileged(open_tmp / "bin")
     path = path_without(open_tmp / "bin", "sudo")
-    proc = subprocess.Popen([*prefix, "make", "run", f"ARGS=--port {port}"], cwd=copy_without_root,
-                            env=setup_env(path, copy_without_root), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    output = LineReader(proc.stdout)
+    proc, output = start([*prefix, "make", "run", f"ARGS=--port {port}"], setup_env(path, copy_without_root),
+                         copy_without_root, inherit=False)
     try:
         output.wait_for(r"setup OK for run", 120, proc)
         output.wait_for(rf"serving at http://127\.0\.0\.1:{port}/", 60, proc)
@@ -172,10 +169,5 @@ def test_make_run_without_root_serves_the_app(open_tmp):
                             "the app to answer", retry_on=(requests.ConnectionError,))
         assert health.status_code == 200
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        stop(proc)
     assert "chromium" not in output.text().lower()
