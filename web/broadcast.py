@@ -11,8 +11,11 @@ cross a live one), so batching never loses or reorders anything that matters.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+
+log = logging.getLogger(__name__)
 
 BATCHES_PER_SECOND = 15
 REAP_EVERY_S = 30
@@ -47,10 +50,14 @@ class Broadcaster:
             # Cleared *before* flushing: records that arrive during the flush set it again, so
             # they are never left waiting for a wake-up that already happened.
             self._wake.clear()
-            wait = self.flush()
-            if time.monotonic() - self._last_reap > REAP_EVERY_S:
-                self._last_reap = time.monotonic()
-                self.manager.reap_idle()
+            wait = self.IDLE_WAIT_S
+            try:
+                wait = self.flush()
+                if time.monotonic() - self._last_reap > REAP_EVERY_S:
+                    self._last_reap = time.monotonic()
+                    self.manager.reap_idle()
+            except Exception:  # noqa: BLE001 - one bad batch must not stop every page updating
+                log.exception("the broadcaster's round failed; it goes on")
             self._wake.wait(wait)
 
     def flush(self) -> float:
@@ -69,8 +76,11 @@ class Broadcaster:
                 sandbox.last_broadcast = now
                 # ``head``: the newest seq sent, so a page can tell that the tail of a batch is missing
                 # without waiting for a later record to reveal the gap.
-                self.socketio.emit("records", {"sandbox": sandbox.id, "records": records, "head": records[-1]["seq"]},
-                                   to=room(sandbox.id))
+                try:
+                    self.socketio.emit("records", {"sandbox": sandbox.id, "records": records,
+                                                   "head": records[-1]["seq"]}, to=room(sandbox.id))
+                except Exception:  # noqa: BLE001 - pages fetch the gap; the other sandboxes still get theirs
+                    log.exception("sending sandbox %s its records failed", sandbox.id)
         return wait
 
 

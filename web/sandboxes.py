@@ -25,6 +25,7 @@ from backend.runtime.replay import ReplayWriter
 from backend.runtime.runner import APP_VERSION, new_session_id
 from backend.scripts.cluster_spec import ClusterSpec
 from backend.zk import paths
+from web.replay_access import write_owner
 
 
 @dataclass
@@ -52,6 +53,8 @@ class Sandbox:
     """When the broadcaster last sent this sandbox a batch (``time.monotonic``)."""
     thread: threading.Thread | None = None
     """The thread playing ``runner``'s lesson."""
+    client: str | None = None
+    """Who asked for it (``web.clients``): each client may hold only so many sandboxes."""
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
@@ -90,41 +93,64 @@ class Sandbox:
 
 
 class SandboxLimit(Exception):
-    """No room for another sandbox on this machine."""
+    """No room for another sandbox: on this machine (503), or for this client (429)."""
+
+    def __init__(self, message: str, status: int = 503) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class SandboxManager:
     def __init__(self, zk_hosts: str, replay_dir: Path, idle_seconds: float = 1800, max_sandboxes: int = 40,
-                 zk_control=None, chroot_root: str = paths.KCLAB_ROOT) -> None:
+                 zk_control=None, chroot_root: str = paths.KCLAB_ROOT, max_per_client: int | None = None,
+                 client_of: Callable[[], str | None] = lambda: None,
+                 health_check: Callable[[], None] = lambda: None) -> None:
         self.zk_hosts = zk_hosts
         self.replay_dir = Path(replay_dir)
         self.idle_seconds = idle_seconds
         self.max_sandboxes = max_sandboxes
         self.zk_control = zk_control
         self.chroot_root = chroot_root
+        self.max_per_client = max_per_client
+        self.client_of = client_of
+        self.health_check = health_check
+        """Raises (a 503) when ZooKeeper is unreachable: nothing that needs it is then started."""
+        """Who is asking now (``web.clients.current_client``); ``None``: the server itself."""
         self._sandboxes: dict[str, Sandbox] = {}
-        self._reserved: set[str] = set()
+        self._reserved: dict[str, str | None] = {}  # session id -> client
         self._lock = threading.Lock()
         self.on_created: list[Callable[[Sandbox], None]] = []
         self.on_pending: Callable[[], None] | None = None
         """Given to every sandbox (the broadcaster's wake-up)."""
 
     def _reserve(self, mode: str) -> str:
-        """A session id and a place under ``max_sandboxes``, taken in one step: sandboxes being
-        built count, so requests arriving together cannot pass the limit."""
+        """A session id and a place under ``max_sandboxes`` (and the client's share), taken in
+        one step: sandboxes being built count, so requests arriving together cannot pass a limit."""
+        self.health_check()
+        client = self.client_of()
         with self._lock:
             if len(self._sandboxes) + len(self._reserved) >= self.max_sandboxes:
                 raise SandboxLimit(f"this server already runs {self.max_sandboxes} sandboxes; try again later")
+            if client is not None and self.max_per_client is not None:
+                held = sum(1 for s in self._sandboxes.values() if s.client == client)
+                held += sum(1 for c in self._reserved.values() if c == client)
+                if held >= self.max_per_client:
+                    raise SandboxLimit(f"you already have {held} sandboxes on this server (at most "
+                                       f"{self.max_per_client} each); close one or wait until an idle one is "
+                                       f"reclaimed", status=429)
             session_id = new_session_id(mode)
-            self._reserved.add(session_id)
+            self._reserved[session_id] = client
             return session_id
 
     def _register(self, session_id: str, sandbox: Sandbox | None) -> None:
         """The reserved place becomes ``sandbox`` (``None``: building it failed, free the place)."""
         with self._lock:
-            self._reserved.discard(session_id)
+            client = self._reserved.pop(session_id, None)
             if sandbox is not None:
+                sandbox.client = client
                 self._sandboxes[sandbox.id] = sandbox
+        if sandbox is not None and sandbox.mode != "class":  # a class demo's log: the instructor's
+            write_owner(self.replay_dir, sandbox.id, sandbox.token)
 
     def create(self, spec: ClusterSpec, mode: str = "sandbox", **header: Any) -> Sandbox:
         session_id = self._reserve(mode)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from flask import current_app, request
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
-from web import service
+from web import service, zk_health
 from web.broadcast import room
+from web.clients import current_client
 
 
 def _state():
@@ -20,12 +21,21 @@ def _manager():
 
 
 def guard(handler):
-    """Run a socket handler; an ApiError becomes the acknowledgement ``{"ok": false, ...}``."""
+    """Run a socket handler; whatever goes wrong becomes the acknowledgement ``{"ok": false,
+    "status", "error"}`` — an ApiError with its status, ZooKeeper not answering a 503, anything
+    unforeseen a logged 500 — so a page never waits out its timeout for an answer that will not
+    come."""
     def wrapped(data=None):
         try:
             return handler(data if isinstance(data, dict) else {})
         except service.ApiError as error:
             return {**error.body(), "status": error.status}
+        except Exception as error:  # noqa: BLE001 - answered, logged, and the connection lives on
+            refusal = zk_health.as_api_error(error)
+            if refusal is not None:
+                return {**refusal.body(), "status": refusal.status}
+            current_app.logger.exception("socket handler %s failed", handler.__name__)
+            return {"ok": False, "status": 500, "error": f"the server failed: {type(error).__name__}"}
     wrapped.__name__ = handler.__name__
     return wrapped
 
@@ -57,6 +67,7 @@ def on_leave(data):
 
 
 def on_fault(data):
+    _state().fault_rate.take(current_client())
     body = {k: v for k, v in data.items() if k not in ("sandbox", "token")}
     return service.apply(_manager(), data.get("sandbox"), data.get("token"), body)
 

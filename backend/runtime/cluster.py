@@ -185,6 +185,16 @@ class Cluster:
         except NoNodeError:
             pass
 
+    def topic_partition_counts(self) -> dict[str, int]:
+        """Each topic in ``/brokers/topics`` with its number of partitions (for the size bounds)."""
+        counts = {}
+        for topic in self._children(paths.BROKER_TOPICS):
+            try:
+                counts[topic] = len(self.admin.get_topic_assignment(topic))
+            except NoNodeError:
+                continue
+        return counts
+
     def topic_exists(self, topic: str) -> bool:
         return self._tools.exists(paths.topic_path(topic)) is not None
 

@@ -90,6 +90,8 @@ class Producer:
         self._background: list[threading.Thread] = []
         self.last_error: str | None = None
         """The answer to the latest produce ("NONE": it succeeded) — lessons ask about it."""
+        self.requested = 0
+        """Messages asked for so far, sent or still to send: a cluster takes at most MAX_MESSAGES."""
 
     def leader_of(self, tp: TopicPartition) -> int | None:
         """The leader in the metadata cache of the first running broker (the client's view)."""
@@ -117,6 +119,7 @@ class Producer:
         """Send one batch without waiting (as a producer with requests in flight does); the
         answer is recorded — and acknowledged messages go into the ledger — when it comes."""
         payloads = [f"m{next(self._ids)}" for _ in range(count)]
+        self.requested += count
         leader_id = self.leader_of(tp)
         broker = self.cluster.brokers.get(leader_id) if leader_id is not None else None
 
@@ -144,6 +147,7 @@ class Producer:
     def produce_in_background(self, tp: TopicPartition, count: int, acks: str, rate: float) -> None:
         """``count`` single-message requests at ``rate`` per second, not waiting for answers —
         so a slow broker builds up a queue, as with a real producer."""
+        self.requested += count  # counted now, so the next request sees them before they are sent
         def run():
             interval, start = 1 / rate, time.monotonic()
             for n in range(count):
@@ -153,6 +157,7 @@ class Producer:
                 if self.cluster.closed:
                     return
                 self.send(tp, 1, acks)
+                self.requested -= 1  # send counted it again
         thread = threading.Thread(target=run, name=f"producer-{tp}", daemon=True)
         self._background.append(thread)
         thread.start()
