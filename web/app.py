@@ -25,6 +25,7 @@ from web.broadcast import Broadcaster
 from web.classes import ClassRegistry
 from web.clients import FaultRate, current_client
 from web.sandboxes import SandboxManager
+from web.socket_cap import SocketCap
 from web.zk_health import ZkHealth
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,6 +41,7 @@ class Kclab:
     classes: ClassRegistry
     zk_health: ZkHealth
     fault_rate: FaultRate
+    sockets: SocketCap | None = None
     watching: dict[str, set[str]] = field(default_factory=dict)
     class_watch: dict[str, set[str]] = field(default_factory=dict)
 
@@ -56,6 +58,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         FAULTS_PER_SECOND=5,               # per client, in bursts of up to FAULT_BURST
         FAULT_BURST=20,
         TRUSTED_PROXIES=0,                 # reverse proxies in front of the app (X-Forwarded-For)
+        MAX_SOCKETS=None,                  # open page sockets (kclab serve sets it: web/socket_cap.py)
+        SWEEP_EVERY_S=60,                  # look for chroots whose owner is gone (backend/zk/app_session.py)
+        SWEEP_GRACE_S=60,                  # ... and that are at least this old
         MAX_CONTENT_LENGTH=64 * 1024,
         START_BROADCASTER=True,
         INSTRUCTOR_TOKEN=os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12),
@@ -70,13 +75,17 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                              idle_seconds=app.config["SANDBOX_IDLE_SECONDS"],
                              max_sandboxes=app.config["MAX_SANDBOXES"], zk_control=app.config["ZK_CONTROL"],
                              max_per_client=app.config["MAX_SANDBOXES_PER_CLIENT"], client_of=current_client,
-                             health_check=health.require)
+                             health_check=health.require, owner=health.session)
     classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"])
     classes.notify = teaching_sockets.notifier(socketio)
-    state = Kclab(manager, socketio, Broadcaster(socketio, manager), classes, health,
+    broadcaster = Broadcaster(socketio, manager, sweep_every=app.config["SWEEP_EVERY_S"],
+                              sweep_grace=app.config["SWEEP_GRACE_S"])
+    state = Kclab(manager, socketio, broadcaster, classes, health,
                   FaultRate(app.config["FAULTS_PER_SECOND"], app.config["FAULT_BURST"]))
     app.extensions["kclab"] = state
     security.init_app(app)
+    state.sockets = SocketCap(app.wsgi_app, app.config["MAX_SOCKETS"])
+    app.wsgi_app = state.sockets
     app.register_blueprint(api.bp)
     app.register_blueprint(teaching_api.bp)
     api.register_error_handlers(app)

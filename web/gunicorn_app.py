@@ -1,6 +1,7 @@
 """Run the app under gunicorn from inside ``kclab serve`` (so the embedded ZooKeeper stays our
 child): one worker process, because every sandbox lives in that worker's memory, and many
-threads, because each open websocket holds one (Flask-SocketIO's threading mode)."""
+threads, because each open websocket holds one (Flask-SocketIO's threading mode): the socket cap
+plus a reserve for HTTP (``web/socket_cap.py``)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class _Application(BaseApplication):
 
 def serve(config: dict, host: str, port: int, threads: int, banner: str) -> int:
     options = {"bind": f"{host}:{port}", "workers": 1, "worker_class": "gthread", "threads": threads,
+               # connections beyond the threads wait, idle, in keep-alive (gthread's own limit)
+               "worker_connections": threads + 256,
                "timeout": 0, "graceful_timeout": 5, "accesslog": None, "loglevel": "warning"}
     application = _Application(config, options, banner)
     application.cfg.set("worker_exit", lambda server, worker: application.close_sandboxes())

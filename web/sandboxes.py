@@ -104,7 +104,7 @@ class SandboxManager:
     def __init__(self, zk_hosts: str, replay_dir: Path, idle_seconds: float = 1800, max_sandboxes: int = 40,
                  zk_control=None, chroot_root: str = paths.KCLAB_ROOT, max_per_client: int | None = None,
                  client_of: Callable[[], str | None] = lambda: None,
-                 health_check: Callable[[], None] = lambda: None) -> None:
+                 health_check: Callable[[], None] = lambda: None, owner=None) -> None:
         self.zk_hosts = zk_hosts
         self.replay_dir = Path(replay_dir)
         self.idle_seconds = idle_seconds
@@ -114,6 +114,9 @@ class SandboxManager:
         self.max_per_client = max_per_client
         self.client_of = client_of
         self.health_check = health_check
+        self.owner = owner
+        """The app's ZooKeeper session (``AppSession``): claims each sandbox's chroot, so a sweep in
+        another process never removes it; ``None`` (some tests): unclaimed."""
         """Raises (a 503) when ZooKeeper is unreachable: nothing that needs it is then started."""
         """Who is asking now (``web.clients.current_client``); ``None``: the server itself."""
         self._sandboxes: dict[str, Sandbox] = {}
@@ -152,14 +155,21 @@ class SandboxManager:
         if sandbox is not None and sandbox.mode != "class":  # a class demo's log: the instructor's
             write_owner(self.replay_dir, sandbox.id, sandbox.token)
 
+    def _claim(self, session_id: str) -> None:
+        if self.owner is not None:
+            self.owner.claim(f"{self.chroot_root}/{session_id}")
+
     def create(self, spec: ClusterSpec, mode: str = "sandbox", **header: Any) -> Sandbox:
         session_id = self._reserve(mode)
         try:
+            self._claim(session_id)
             bus = RecordBus(session_id)
             cluster = Cluster(self.zk_hosts, f"{self.chroot_root}/{session_id}", spec, session_id, bus,
                               zk_control=self.zk_control)
         except Exception:
             self._register(session_id, None)
+            if self.owner is not None:
+                self.owner.release(f"{self.chroot_root}/{session_id}")
             raise
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), cluster, bus, mode, on_pending=self.on_pending)
         self._register(session_id, sandbox)
@@ -183,12 +193,15 @@ class SandboxManager:
         session_id = self._reserve(mode)
         bus = RecordBus(session_id)
         try:
+            self._claim(session_id)
             runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=f"{self.chroot_root}/{session_id}",
                                   replay_dir=self.replay_dir, session_id=session_id, bus=bus, mode=mode,
                                   zk_control=self.zk_control, close_when_done=False, stop_before=stop_before,
                                   header=header, log=io.StringIO())  # its narration is in its records
         except Exception:
             self._register(session_id, None)
+            if self.owner is not None:
+                self.owner.release(f"{self.chroot_root}/{session_id}")
             raise
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), runner.cluster, bus, mode, runner=runner,
                           audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending)
@@ -214,17 +227,25 @@ class SandboxManager:
         if sandbox is None or sandbox.closed:
             return
         sandbox.closed = True
-        if sandbox.runner is not None:
-            sandbox.audience.stop()
-            if sandbox.thread is not None:
-                sandbox.thread.join(10)
-            sandbox.runner.close()
-            return
         try:
-            sandbox.cluster.close()
+            if sandbox.runner is not None:
+                sandbox.audience.stop()
+                if sandbox.thread is not None:
+                    sandbox.thread.join(10)
+                sandbox.runner.close()
+                return
+            try:
+                sandbox.cluster.close()
+            finally:
+                if sandbox.replay is not None:
+                    sandbox.replay.close()
         finally:
-            if sandbox.replay is not None:
-                sandbox.replay.close()
+            if self.owner is not None:
+                self.owner.release(sandbox.cluster.chroot)
+
+    def sweep(self, grace_s: float = 60.0) -> list[str]:
+        """Delete chroots below ``chroot_root`` whose owner (any process) is gone."""
+        return self.owner.sweep(self.chroot_root, grace_s) if self.owner is not None else []
 
     def reap_idle(self, now: float | None = None) -> list[str]:
         """Close sandboxes nobody has watched or used for ``idle_seconds``; their logs stay."""

@@ -1,14 +1,13 @@
 """Is ZooKeeper there? The app's own answer, for ``/healthz``, the page's banner and every
 request that needs ZooKeeper.
 
-One kazoo client at the root of the app's ZooKeeper, with a short session, reports its
-connection state — ``connected``, ``suspended`` (the connection dropped; the session may still
-be alive: a server restarted within the session timeout keeps it) or ``lost`` (the session
-expired: every broker's ephemeral znodes are gone) — and keeps reconnecting for ever, at most a
-second apart. While it is not connected, requests that need ZooKeeper fail at once with a 503
-that says since when, instead of hanging for 40 s or ending in a 500, and every page is told
-(``zookeeper`` socket event). The clusters themselves need no help to come back: their brokers
-retry for ever too, and re-register after a lost session as Kafka's brokers do.
+The app's session (``backend/zk/app_session.py``) reports its connection state — ``connected``,
+``suspended`` (the connection dropped; the session may still be alive: a server restarted within
+the session timeout keeps it) or ``lost`` (the session expired: every broker's ephemeral znodes
+are gone) — and reconnects by itself. While it is not connected, requests that need ZooKeeper
+fail at once with a 503 that says since when, instead of hanging for 40 s or ending in a 500,
+and every page is told (``zookeeper`` socket event). The clusters need no help to come back:
+their brokers retry for ever too, and re-register after a lost session as Kafka's brokers do.
 """
 
 from __future__ import annotations
@@ -19,18 +18,10 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
-from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, OperationTimeoutError, SessionExpiredError
-from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.retry import KazooRetry
-
+from backend.zk.app_session import ZK_ERRORS, AppSession
 from web.service import ApiError
 
 log = logging.getLogger(__name__)
-SESSION_TIMEOUT_S = 4.0
-ZK_ERRORS = (ConnectionLoss, ConnectionClosedError, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
-"""kazoo's ways of saying ZooKeeper did not answer."""
-_STATES = {KazooState.CONNECTED: "connected", KazooState.SUSPENDED: "suspended", KazooState.LOST: "lost"}
 
 
 class ZkHealth:
@@ -42,14 +33,12 @@ class ZkHealth:
         """When ``state`` began (seconds since the epoch)."""
         self.outages = 0
         self._lock = threading.Lock()
-        retry = KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0)
-        self._client = KazooClient(hosts=hosts, timeout=SESSION_TIMEOUT_S, connection_retry=retry)
-        self._client.add_listener(self._on_state)
+        self.session = AppSession(hosts, on_state=self._on_state)
 
     def start(self) -> None:
         """Connect in the background: an app whose ZooKeeper is down at start still serves its
         pages, and says so."""
-        self._client.start_async()
+        self.session.start()
 
     def wait_connected(self, timeout: float) -> bool:
         """Wait (at most ``timeout`` s) for the first connection, so an app that has just been
@@ -60,18 +49,9 @@ class ZkHealth:
         return self.ok
 
     def stop(self) -> None:
-        self._client.remove_listener(self._on_state)
-        threading.Thread(target=self._close, name="zk-health-close", daemon=True).start()
+        threading.Thread(target=self.session.stop, name="zk-health-close", daemon=True).start()
 
-    def _close(self) -> None:
-        try:
-            self._client.stop()
-            self._client.close()
-        except Exception:  # noqa: BLE001 - shutting down
-            log.debug("closing the health client", exc_info=True)
-
-    def _on_state(self, state) -> None:  # kazoo's thread: note it, tell the pages, return
-        name = _STATES.get(state, str(state).lower())
+    def _on_state(self, name: str) -> None:  # kazoo's thread: note it, tell the pages, return
         with self._lock:
             if name == self.state or (name == "suspended" and self.state == "lost"):
                 return
@@ -96,14 +76,11 @@ class ZkHealth:
     def require(self) -> None:
         """A 503 now, rather than a request that waits for ZooKeeper and fails later."""
         if not self.ok:
-            raise unreachable(self.state, self.since)
-
-
-def unreachable(state: str, since: float) -> ApiError:
-    at = datetime.fromtimestamp(since, timezone.utc).strftime("%H:%M:%S UTC")
-    what = "ZooKeeper is not connected yet" if state == "connecting" else f"ZooKeeper unreachable since {at}"
-    return ApiError(503, f"{what} ({state}): nothing can change until it is back; the app reconnects by itself",
-                    headers={"Retry-After": "5"}, zookeeper=state)
+            at = datetime.fromtimestamp(self.since, timezone.utc).strftime("%H:%M:%S UTC")
+            what = "ZooKeeper is not connected yet" if self.state == "connecting" else \
+                f"ZooKeeper unreachable since {at}"
+            raise ApiError(503, f"{what} ({self.state}): nothing can change until it is back; the app reconnects "
+                                f"by itself", headers={"Retry-After": "5"}, zookeeper=self.state)
 
 
 def as_api_error(error: BaseException) -> ApiError | None:

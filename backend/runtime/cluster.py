@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.retry import KazooRetry
 
 from backend.core.assignment import assign_replicas_to_brokers
 from backend.core.config import KafkaConfig, config_string, topic_config_value
@@ -101,7 +102,10 @@ class Cluster:
         finally:
             root.stop()
             root.close()
-        self._tools = KazooClient(hosts=self.zk_hosts + self.chroot, handler=PollingThreadingHandler())
+        # Reconnect for ever but never more than 2 s apart (kazoo's default backs off to an hour):
+        # after a ZooKeeper outage the page's view of the tree must come back with it.
+        self._tools = KazooClient(hosts=self.zk_hosts + self.chroot, handler=PollingThreadingHandler(),
+                                  connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0))
         self._tools.start(timeout=15)
         self.admin = AdminZkClient(self._tools)
         if self._observe:
@@ -150,6 +154,11 @@ class Cluster:
                 self._delete_chroot()
             self._tools.stop()
             self._tools.close()
+        elif not keep:  # start failed early: the chroot may exist already; what it made goes too
+            try:
+                self._delete_chroot()
+            except Exception:  # noqa: BLE001 - ZooKeeper may be why it failed; the sweep removes it later
+                pass
         heap.release()
 
     def _delete_chroot(self) -> None:

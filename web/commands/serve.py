@@ -17,7 +17,12 @@ def register(subparsers) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; "
                                                              "0.0.0.0 for a classroom)")
     parser.add_argument("--port", type=int, default=5000, help="port (default 5000)")
-    parser.add_argument("--threads", type=int, default=200, help="gunicorn worker threads (default 200)")
+    parser.add_argument("--threads", type=int, default=64,
+                        help="threads kept for HTTP requests, beyond those of open page sockets (default 64)")
+    parser.add_argument("--max-sockets", type=int, default=1000,
+                        help="open page sockets (each holds a thread; more are refused until one closes; default 1000)")
+    parser.add_argument("--trusted-proxies", type=int, default=0, metavar="N",
+                        help="reverse proxies in front of the app whose X-Forwarded-For names the client (default 0)")
     parser.add_argument("--data-dir", metavar="DIR", help="replay logs and uploads (default ./var)")
     parser.add_argument("--dev", action="store_true", help="Werkzeug's development server instead of gunicorn")
     parser.set_defaults(func=run)
@@ -32,10 +37,23 @@ def run(args) -> int:
         os.environ["KCLAB_DATA_DIR"] = args.data_dir
     if args.zk:
         return _serve(args, args.zk, None)
-    from backend.runtime.zk_server import ZooKeeperServer
+    from backend.runtime.zk_server import Supervisor, ZooKeeperServer
     print("starting an embedded ZooKeeper ...", file=sys.stderr, flush=True)
     with ZooKeeperServer(force_sync=False) as zk:
-        return _serve(args, zk.hosts, zk)
+        supervisor = Supervisor(zk, on_restart=_said).start()  # a JVM that dies comes back, same port and data
+        try:
+            return _serve(args, zk.hosts, zk)
+        finally:
+            supervisor.stop()
+
+
+def _said(server, error) -> None:
+    if error is None:
+        print(f"ZooKeeper on {server.hosts} had stopped: restarted on the same port and data directory",
+              file=sys.stderr, flush=True)
+    else:
+        print(f"ZooKeeper on {server.hosts} had stopped and could not be restarted yet: {error}",
+              file=sys.stderr, flush=True)
 
 
 def _serve(args, hosts: str, zk_control) -> int:
@@ -43,7 +61,11 @@ def _serve(args, hosts: str, zk_control) -> int:
     import secrets
 
     token = os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12)
-    config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token}
+    config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token,
+              "MAX_SOCKETS": args.max_sockets, "TRUSTED_PROXIES": args.trusted_proxies}
+    for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND"):
+        if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
+            config[key] = float(os.environ[f"KCLAB_{key}"])
     url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
     banner = (f"Kafka Controller Lab is serving at {url}\n"
               f"Instructor (keep this link to yourself): {url}instructor#token={token}\n"
@@ -61,4 +83,4 @@ def _serve(args, hosts: str, zk_control) -> int:
             app.extensions["kclab"].sandboxes.close_all()
         return 0
     from web.gunicorn_app import serve
-    return serve(config, args.host, args.port, args.threads, banner)
+    return serve(config, args.host, args.port, args.max_sockets + args.threads, banner)
