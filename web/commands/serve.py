@@ -63,7 +63,7 @@ def _serve(args, hosts: str, zk_control) -> int:
     token = os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12)
     config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token,
               "MAX_SOCKETS": args.max_sockets, "TRUSTED_PROXIES": args.trusted_proxies}
-    for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND"):
+    for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST"):
         if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
             config[key] = float(os.environ[f"KCLAB_{key}"])
     url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
