@@ -50,6 +50,9 @@ def test_a_killed_zookeeper_is_restarted_on_its_port_and_the_sandbox_lives_on(se
                         "/healthz to be ok again")
     assert health["zookeeper"]["outages"] >= 1 and health["zookeeper"]["hosts"] == served.zk_hosts
     wait_until(lambda: alive_with_a_controller(served, box), 30, "the sandbox's brokers and controller after restart")
+    states = [r["to_state"] for r in records(served, box) if r["kind"] == "broker"]
+    assert "zk_disconnected" in states, "the outage is in the sandbox's records"
+    assert "zk_reconnected" in states or "session_lost" in states, states
     status, answer, _ = served.call("POST", f"/api/sandboxes/{box['id']}/faults", {"op": "crash_broker", "broker": 2},
                                     headers={"X-Sandbox-Token": box["token"]})
     assert status == 200, answer
