@@ -98,7 +98,8 @@ def parse_value(name: str, value: Any) -> Any:
         except (TypeError, ValueError):
             raise ConfigError(f"{name} must be an integer, got {value!r}") from None
         if parsed < setting.minimum:
-            raise ConfigError(f"{name} must be at least {setting.minimum}, got {parsed}")
+            least = "not be negative" if setting.minimum == 0 else f"be at least {setting.minimum}"
+            raise ConfigError(f"{name} must {least}, got {parsed}")
         if setting.maximum is not None and parsed > setting.maximum:
             raise ConfigError(f"{name} must be at most {setting.maximum}, got {parsed}")
         return parsed
