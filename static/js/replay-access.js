@@ -38,6 +38,15 @@ export function replayHeaders(storage = localStorage, session = sessionStorage) 
   return headers;
 }
 
+/** The instructor's link `/replays#token=…` (kclab serve prints it): kept for this tab, as the
+ * instructor and statistics pages keep it, and taken out of the address bar. */
+export function adoptInstructorToken(location = globalThis.location, session = sessionStorage) {
+  const token = new URLSearchParams(location.hash.replace(/^#/, '')).get('token');
+  if (!token) return;
+  session.setItem('kclab.instructor.token', token);
+  globalThis.history?.replaceState(null, '', location.pathname + location.search);
+}
+
 /** `?replay=` plays only this server's logs (or a file the student chose, as a blob: URL). */
 export function sameOrigin(url, origin = globalThis.location?.origin) {
   try {

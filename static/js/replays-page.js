@@ -8,11 +8,12 @@
  * [data-damaged][data-live][data-mode], a.play, a.export, #import-file, #errors (role=alert).
  */
 import {createAlerts} from './controls/alerts.js';
-import {replayHeaders} from './replay-access.js';
+import {adoptInstructorToken, replayHeaders} from './replay-access.js';
 import {
   MODES, apiQuery, choices, exportHref, filtersFromQuery, formatStarted, playHref, queryFromFilters, stateText,
 } from './replays-list.js';
 
+adoptInstructorToken();
 const $ = (sel) => document.querySelector(sel);
 const alerts = createAlerts($('#errors'), $('#infos'));
 const form = $('#filters');

@@ -71,6 +71,7 @@ def _serve(args, hosts: str, zk_control) -> int:
               f"Instructor (keep this link to yourself): {url}instructor#token={token}\n"
               f"Students join a class at {url}join\n"
               f"Class statistics (instructor): {url}stats#token={token}\n"
+              f"Every recorded session (instructor): {url}replays#token={token}\n"
               f"ZooKeeper: {hosts} (each sandbox under /kclab/<session-id>)\nStop with Ctrl-C.")
     if args.dev:
         from web.app import create_app
