@@ -6,8 +6,6 @@ calls of ``web.service`` (which the socket handlers call too) and errors to stat
 
 from __future__ import annotations
 
-import re
-
 from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
@@ -33,7 +31,7 @@ def body() -> dict | None:
     recurse until a ``RecursionError``), or not an object — every endpoint takes an object."""
     if not request.data:
         return None
-    if json_depth(request.data) > MAX_JSON_DEPTH:
+    if service.json_depth(request.data) > MAX_JSON_DEPTH:
         raise service.ApiError(400, f"the JSON body is nested more than {MAX_JSON_DEPTH} deep")
     data = request.get_json(silent=True)
     if data is None:
@@ -41,22 +39,6 @@ def body() -> dict | None:
     if not isinstance(data, dict):
         raise service.ApiError(400, f"the body must be a JSON object ({{...}}), not {type(data).__name__}")
     return data
-
-
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
-
-
-def json_depth(data: bytes) -> int:
-    """How deep objects and arrays nest in ``data`` (brackets inside strings do not count); a
-    linear scan, so a hostile body costs no more than its length (at most MAX_CONTENT_LENGTH)."""
-    depth = deepest = 0
-    for char in _STRINGS.sub(b"", data):
-        if char in b"[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in b"]}":
-            depth -= 1
-    return deepest
 
 
 def register_error_handlers(app) -> None:

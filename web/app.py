@@ -69,7 +69,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.config.update(test_config)
     if not app.config["ZK_HOSTS"]:
         raise RuntimeError("create_app needs ZK_HOSTS (kclab serve starts an embedded ZooKeeper by default)")
-    socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=app.config["MAX_CONTENT_LENGTH"])
+    socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=app.config["MAX_CONTENT_LENGTH"],
+                        json=sockets.BoundedJson)
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",
                              idle_seconds=app.config["SANDBOX_IDLE_SECONDS"],

@@ -9,6 +9,7 @@ Every refusal is an :class:`ApiError` with an HTTP status and a sentence a stude
 from __future__ import annotations
 
 import hmac
+import re
 from typing import Any, Callable
 
 from backend.runtime.faults import apply_fault
@@ -126,3 +127,18 @@ def int_param(value: Any, name: str, default: int) -> int:
         raise ApiError(400, f"{name} must not be negative, got {number}")
     return number
 
+
+_JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def json_depth(data: bytes) -> int:
+    """How deep objects and arrays nest in ``data`` (brackets inside strings do not count); a
+    linear scan, so a hostile body costs no more than its length (at most MAX_CONTENT_LENGTH)."""
+    depth = deepest = 0
+    for char in _JSON_STRINGS.sub(b"", data):
+        if char in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in b"]}":
+            depth -= 1
+    return deepest

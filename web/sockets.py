@@ -4,9 +4,13 @@ acknowledgement as ``{"ok": false, "error": ...}`` and never kills the connectio
 
 from __future__ import annotations
 
+import json
+import re
+
 from flask import current_app, request
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
+from backend.scripts.limits import MAX_JSON_DEPTH
 from web import service, zk_health
 from web.broadcast import room
 from web.clients import current_client
@@ -20,12 +24,33 @@ def _manager():
     return _state().sandboxes
 
 
+TOO_DEEP: dict = {}
+"""What a message nested deeper than ``MAX_JSON_DEPTH`` is read as (never parsed): its handler
+answers 400 instead of the parser recursing into a ``RecursionError`` and nobody answering."""
+
+
+class BoundedJson:
+    """The ``json`` python-socketio decodes messages with (``SocketIO(json=BoundedJson)``)."""
+
+    dumps = staticmethod(json.dumps)
+
+    @staticmethod
+    def loads(text, **kwargs):
+        raw = text.encode() if isinstance(text, str) else text
+        if service.json_depth(raw) > MAX_JSON_DEPTH:
+            event = re.match(r'\s*\[\s*"([A-Za-z_]{1,40})"', text if isinstance(text, str) else raw.decode("latin-1"))
+            return [event.group(1) if event else "message", TOO_DEEP]
+        return json.loads(text, **kwargs)
+
+
 def guard(handler):
     """Run a socket handler; whatever goes wrong becomes the acknowledgement ``{"ok": false,
     "status", "error"}`` — an ApiError with its status, ZooKeeper not answering a 503, anything
     unforeseen a logged 500 — so a page never waits out its timeout for an answer that will not
     come."""
     def wrapped(data=None):
+        if data is TOO_DEEP:
+            return {"ok": False, "status": 400, "error": f"the message is nested more than {MAX_JSON_DEPTH} deep"}
         try:
             return handler(data if isinstance(data, dict) else {})
         except service.ApiError as error:

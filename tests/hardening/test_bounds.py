@@ -4,6 +4,7 @@ embedded ZooKeeper). Memory is the worker's RSS before and after (never a time).
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -121,3 +122,21 @@ def test_bounds_are_stated_in_the_openapi_document(served):
     assert topic["maxProperties"] == 20
     assert topic["additionalProperties"]["properties"]["partitions"]["maximum"] == 100
     assert '"maximum": 10000' in text  # produce's count
+
+
+def test_a_socket_message_nested_five_thousand_deep_is_answered_400(served):
+    from urllib.parse import urlparse
+
+    from tests.hardening.raw_sockets import RawSocket
+
+    async def probe():
+        url, sock = urlparse(served.url), RawSocket()
+        assert await sock.connect(url.hostname, url.port)
+        try:
+            sock._send('427["fault",' + "[" * 5000 + "]" * 5000 + "]")
+            return await sock._next()
+        finally:
+            sock.close()
+
+    answer = asyncio.run(probe())
+    assert answer.startswith("437") and '"status":400' in answer and "nested" in answer, answer
