@@ -5,6 +5,8 @@ plus a reserve for HTTP (``web/socket_cap.py``)."""
 
 from __future__ import annotations
 
+import os
+
 from gunicorn.app.base import BaseApplication
 
 
@@ -33,7 +35,9 @@ class _Application(BaseApplication):
 
 
 def serve(config: dict, host: str, port: int, threads: int, banner: str) -> int:
-    options = {"bind": f"{host}:{port}", "workers": 1, "worker_class": "gthread", "threads": threads,
+    # KCLAB_GUNICORN_WORKER=gevent is for bench/sockets.py's comparison only (gevent is no dependency).
+    worker = os.environ.get("KCLAB_GUNICORN_WORKER", "gthread")
+    options = {"bind": f"{host}:{port}", "workers": 1, "worker_class": worker, "threads": threads,
                # connections beyond the threads wait, idle, in keep-alive (gthread's own limit)
                "worker_connections": threads + 256,
                "timeout": 0, "graceful_timeout": 5, "accesslog": None, "loglevel": "warning"}

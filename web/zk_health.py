@@ -59,7 +59,7 @@ class ZkHealth:
                 self.outages += 1
             self.state, self.since = name, time.time()
             status = self.describe()
-        log.warning("ZooKeeper %s is %s", self.hosts, name)
+        log.log(logging.INFO if name == "connected" else logging.WARNING, "ZooKeeper %s is %s", self.hosts, name)
         try:
             self.on_change(status)
         except Exception:  # noqa: BLE001 - a listener must never stop kazoo's thread

@@ -96,13 +96,15 @@ class RawSocket:
             self._writer.close()
 
 
-async def open_many(host: str, port: int, count: int, join: dict | None = None, at_once: int = 50
-                    ) -> tuple[list[RawSocket], int]:
-    """``count`` sockets, ``at_once`` connecting at a time; returns (open ones, refused count)."""
+async def open_many(host: str, port: int, count: int, join: dict | None = None, at_once: int = 50,
+                    timeout: float = 30.0) -> tuple[list[RawSocket], int]:
+    """``count`` sockets, ``at_once`` connecting at a time; returns (open ones, refused count).
+    A socket not connected within ``timeout`` s counts as refused (a server out of threads)."""
     sockets, refused = [], 0
     for start in range(0, count, at_once):
         batch = [RawSocket() for _ in range(min(at_once, count - start))]
-        results = await asyncio.gather(*(s.connect(host, port, join) for s in batch), return_exceptions=True)
+        results = await asyncio.gather(*(asyncio.wait_for(s.connect(host, port, join), timeout) for s in batch),
+                                       return_exceptions=True)
         for sock, ok in zip(batch, results):
             if ok is True:
                 sockets.append(sock)

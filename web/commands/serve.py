@@ -20,7 +20,8 @@ def register(subparsers) -> None:
     parser.add_argument("--threads", type=int, default=64,
                         help="threads kept for HTTP requests, beyond those of open page sockets (default 64)")
     parser.add_argument("--max-sockets", type=int, default=1000,
-                        help="open page sockets (each holds a thread; more are refused until one closes; default 1000)")
+                        help="open page sockets (each holds a thread; more are refused until one closes; default 1000; "
+                             "0: no cap, as before issue 11 — for benchmarks)")
     parser.add_argument("--trusted-proxies", type=int, default=0, metavar="N",
                         help="reverse proxies in front of the app whose X-Forwarded-For names the client (default 0)")
     parser.add_argument("--data-dir", metavar="DIR", help="replay logs and uploads (default ./var)")
@@ -37,7 +38,8 @@ def run(args) -> int:
         os.environ["KCLAB_DATA_DIR"] = args.data_dir
     if args.zk:
         return _serve(args, args.zk, None)
-    from backend.runtime.zk_server import Supervisor, ZooKeeperServer
+    from backend.runtime.zk_server import ZooKeeperServer
+    from backend.runtime.zk_supervisor import Supervisor
     print("starting an embedded ZooKeeper ...", file=sys.stderr, flush=True)
     with ZooKeeperServer(force_sync=False) as zk:
         supervisor = Supervisor(zk, on_restart=_said).start()  # a JVM that dies comes back, same port and data
@@ -62,7 +64,7 @@ def _serve(args, hosts: str, zk_control) -> int:
 
     token = os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12)
     config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token,
-              "MAX_SOCKETS": args.max_sockets, "TRUSTED_PROXIES": args.trusted_proxies}
+              "MAX_SOCKETS": args.max_sockets or None, "TRUSTED_PROXIES": args.trusted_proxies}
     for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST"):
         if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
             config[key] = float(os.environ[f"KCLAB_{key}"])
