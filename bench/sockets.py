@@ -12,7 +12,7 @@ Besides /healthz with the sockets idle and following, it measures /healthz while
 does a burst of CPU work (a topic of 100 partitions is created, then deleted): a gevent hub is
 blocked by such work, threads are not.
 
-Run: ``.venv/bin/python -m bench.sockets [N] [runs]``; results in docs/performance.md.
+Run: ``.venv/bin/python bench/sockets.py [N] [runs]``; results in docs/performance.md.
 
 The sockets are raw websockets on one asyncio loop (tests/hardening/raw_sockets.py), so the
 client side costs almost nothing next to the server."""
@@ -29,8 +29,9 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from tests.hardening.raw_sockets import open_many
-from tests.hardening.server import serve
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.hardening.raw_sockets import open_many  # noqa: E402
+from tests.hardening.server import serve  # noqa: E402
 
 
 VARIANTS = {"capped": ((), {}), "uncapped200": (("--max-sockets", "0", "--threads", "200"), {}),

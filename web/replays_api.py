@@ -57,20 +57,22 @@ def live_names() -> set[str]:
 
 
 def _path(name: str) -> Path:
-    """The log's path, if the caller may open it: 404 alike for a log that is not there and
-    one that is someone else's (which logs exist is itself not everyone's business)."""
+    """The log's path, if the caller may open it. Without any token the answer is a 404, as for
+    a log that is not there (which logs exist is itself not everyone's business); with a token
+    that does not open it, a 403 that says which token would."""
     try:
         path = index(name).path(name)
     except ReplayNameError as exc:
         raise ApiError(400, str(exc)) from None
     except UnknownReplay as exc:
         raise ApiError(404, str(exc)) from None
-    if not caller_access().may_open(name):
-        raise ApiError(404 if caller_access().anonymous else 403,
-                       "this replay log is not yours: open it with the token of the sandbox it recorded "
-                       "(your browser keeps it), or the instructor's token" if not caller_access().anonymous else
-                       f"there is no replay log named {name!r} that you may open (send your sandbox's token)")
-    return path
+    access = caller_access()
+    if access.may_open(name):
+        return path
+    if access.anonymous:
+        raise ApiError(404, f"there is no replay log named {name!r} that you may open (send your sandbox's token)")
+    raise ApiError(403, "this replay log is not yours: open it with the token of the sandbox it recorded (your "
+                        "browser keeps it), or the instructor's token")
 
 
 def caller_access() -> ReplayAccess:

@@ -155,21 +155,28 @@ class SandboxManager:
         if sandbox is not None and sandbox.mode != "class":  # a class demo's log: the instructor's
             write_owner(self.replay_dir, sandbox.id, sandbox.token)
 
+    def _chroot(self, session_id: str) -> str:
+        return f"{self.chroot_root}/{session_id}"
+
     def _claim(self, session_id: str) -> None:
         if self.owner is not None:
-            self.owner.claim(f"{self.chroot_root}/{session_id}")
+            self.owner.claim(self._chroot(session_id))
+
+    def _abandon(self, session_id: str) -> None:
+        """Building a sandbox failed before it was registered: free its place and its claim."""
+        self._register(session_id, None)
+        if self.owner is not None:
+            self.owner.release(self._chroot(session_id))
 
     def create(self, spec: ClusterSpec, mode: str = "sandbox", **header: Any) -> Sandbox:
         session_id = self._reserve(mode)
         try:
             self._claim(session_id)
             bus = RecordBus(session_id)
-            cluster = Cluster(self.zk_hosts, f"{self.chroot_root}/{session_id}", spec, session_id, bus,
+            cluster = Cluster(self.zk_hosts, self._chroot(session_id), spec, session_id, bus,
                               zk_control=self.zk_control)
         except Exception:
-            self._register(session_id, None)
-            if self.owner is not None:
-                self.owner.release(f"{self.chroot_root}/{session_id}")
+            self._abandon(session_id)
             raise
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), cluster, bus, mode, on_pending=self.on_pending)
         self._register(session_id, sandbox)
@@ -194,14 +201,12 @@ class SandboxManager:
         bus = RecordBus(session_id)
         try:
             self._claim(session_id)
-            runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=f"{self.chroot_root}/{session_id}",
+            runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=self._chroot(session_id),
                                   replay_dir=self.replay_dir, session_id=session_id, bus=bus, mode=mode,
                                   zk_control=self.zk_control, close_when_done=False, stop_before=stop_before,
                                   header=header, log=io.StringIO())  # its narration is in its records
         except Exception:
-            self._register(session_id, None)
-            if self.owner is not None:
-                self.owner.release(f"{self.chroot_root}/{session_id}")
+            self._abandon(session_id)
             raise
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), runner.cluster, bus, mode, runner=runner,
                           audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending)
