@@ -26,22 +26,24 @@ class RawSocket:
         """Open the websocket and the Socket.IO namespace (and join a sandbox); False if refused."""
         self._reader, self._writer = await asyncio.open_connection(host, port)
         self._writer.write(self._ws.send(Request(host=f"{host}:{port}", target="/socket.io/?EIO=4&transport=websocket")))
-        while True:
+        accepted = False
+        while not accepted:
             data = await self._reader.read(65536)
             if not data:
                 return False
             self._ws.receive_data(data)
+            # Every event of this read, also those after the acceptance (the server's first
+            # frame often comes in the same segment as its 101): left in wsproto, they would
+            # wait for the next bytes — the server's ping, 25 s later.
             for event in self._ws.events():
                 if isinstance(event, RejectConnection):
                     self._writer.close()
                     return False
                 if isinstance(event, AcceptConnection):
-                    self._task = asyncio.get_running_loop().create_task(self._pump())
-                    break
-                self._on(event)
-            else:
-                continue
-            break
+                    accepted = True
+                else:
+                    self._on(event)
+        self._task = asyncio.get_running_loop().create_task(self._pump())
         opened = await self._next()
         assert opened.startswith("0"), opened
         self._send("40")
