@@ -126,7 +126,7 @@ def _replay_paths() -> dict:
                     "responses": {"200": ok("ReplayList"), "400": _replay_error("400", "a filter is malformed")}},
             "post": {"summary": "Import a replay log (multipart field 'file', or the raw body). A damaged log is "
                                 "kept and flagged; one whose first line is no session header is refused. Never "
-                                "overwrites: the log is stored as <session>.imported[-N].jsonl in replays/imported/, "
+                                "overwrites: the log is stored as <session>.imported[-N].jsonl in imported-replays/ beside replays/, "
                                 "which the statistics job does not read. The instructor's only, within a quota",
                      "security": [{"instructorToken": []}],
                      "requestBody": {"required": True, "content": {

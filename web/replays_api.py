@@ -23,21 +23,22 @@ from web.service import ApiError, int_param, records_page
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_IMPORT_MAX_BYTES = 32 * 1024 * 1024
 DEFAULT_IMPORT_QUOTA_BYTES = 256 * 1024 * 1024
-IMPORTED = "imported"
+IMPORTED = "imported-replays"
 MAX_REPLAY_TOKENS = 100
 bp = Blueprint("replays", __name__)
 
 
 def init_app(app) -> None:
-    """Two indexes per app: the directory its sandboxes write their logs to, and ``imported/``
-    below it (imports are kept apart, so the statistics job, which reads the directory's own
-    ``*.jsonl``, leaves them out unless an instructor points it at them). Outside tests the
+    """Two indexes per app: the directory its sandboxes write their logs to, and
+    ``imported-replays/`` beside it (imports are kept apart, so the statistics job, which reads
+    the replay directory, leaves them out unless an instructor points it at them; a directory
+    inside it would make Spark's file listing see two levels). Outside tests the
     logs not seen yet are checked in the background, so the first visitor of /replays does not
     wait for that (a thousand new logs take seconds; known ones are remembered)."""
     app.config.setdefault("REPLAY_IMPORT_MAX_BYTES", DEFAULT_IMPORT_MAX_BYTES)
     app.config.setdefault("REPLAY_IMPORT_QUOTA_BYTES", DEFAULT_IMPORT_QUOTA_BYTES)
     directory = app.extensions["kclab"].sandboxes.replay_dir
-    indexes = (ReplayIndex(directory), ReplayIndex(directory / IMPORTED))
+    indexes = (ReplayIndex(directory), ReplayIndex(directory.parent / IMPORTED))
     app.extensions["kclab_replays"] = indexes
     app.register_blueprint(bp)
     if not app.config.get("TESTING"):

@@ -202,7 +202,7 @@ def test_export_import_and_a_truncated_log_that_plays_up_to_its_damage(page, sit
     assert imported_name == name.replace(".jsonl", ".imported.jsonl")
     assert imported.get_attribute("data-damaged") == "true"
     assert f"damaged at line {damaged_line}" in imported.locator("td.state").text_content()
-    assert (data_dir / "replays" / "imported" / imported_name).read_bytes() == truncated
+    assert (data_dir / "imported-replays" / imported_name).read_bytes() == truncated
     assert (data_dir / "replays" / name).read_bytes() == original, "the original is untouched"
     shot(page, "imported")
 

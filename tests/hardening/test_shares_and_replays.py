@@ -75,5 +75,5 @@ def test_import_needs_the_instructor_and_imports_are_kept_apart(served, two):
     status, answer, _ = served.call("POST", "/api/replays", raw=raw + b"\n",
                                     headers={"Content-Type": "application/x-ndjson", "X-Instructor-Token": served.token})
     assert status == 201 and answer["imported"], answer
-    assert (served.data_dir / "replays" / "imported" / answer["name"]).is_file(), "statistics read replays/*.jsonl only"
+    assert (served.data_dir / "imported-replays" / answer["name"]).is_file(), "statistics read replays/ only"
     assert served.call("GET", f"/api/replays/{answer['name']}", headers={"X-Sandbox-Token": two[0]["token"]})[0] == 403

@@ -184,7 +184,7 @@ def test_import_a_raw_body_stores_it_under_a_new_name(client, logs, tmp_path):
     entry = response.get_json()
     assert entry["ok"] and entry["created"] and entry["name"] == "elsewhere-1.imported.jsonl"
     assert entry["imported"] and entry["records"] == 4 and not entry["damaged"]
-    assert (logs / "imported" / entry["name"]).read_bytes() == data, "imports are kept apart from recorded logs"
+    assert (logs.parent / "imported-replays" / entry["name"]).read_bytes() == data, "imports are kept apart from recorded logs"
     assert "elsewhere-1.imported.jsonl" in listing(client, "?lesson=failover")
 
     again = client.post("/api/replays", data=data, content_type="application/x-ndjson")
@@ -266,7 +266,7 @@ def test_a_hostile_session_id_cannot_choose_the_path(client, logs, tmp_path):
     response = client.post("/api/replays", data=json.dumps(header).encode() + b"\n", content_type="text/plain")
     assert response.status_code == 201
     name = response.get_json()["name"]
-    assert "/" not in name and not name.startswith(".") and (logs / "imported" / name).is_file()
+    assert "/" not in name and not name.startswith(".") and (logs.parent / "imported-replays" / name).is_file()
 
 
 def test_a_large_import_over_the_app_s_default_limit(client, logs, tmp_path):
