@@ -35,7 +35,8 @@ from tests.hardening.server import serve  # noqa: E402
 
 
 VARIANTS = {"capped": ((), {}), "uncapped200": (("--max-sockets", "0", "--threads", "200"), {}),
-            "gevent": (("--max-sockets", "0"), {"GUNICORN_WORKER": "gevent"})}
+            # gevent's pool is gunicorn's worker_connections, which kclab serve derives from --threads
+            "gevent": (("--max-sockets", "0", "--threads", "1100"), {"GUNICORN_WORKER": "gevent"})}
 GEVENT_PATH = os.environ.get("GEVENT_PATH", "/tmp/gevent-pkgs")
 UNCAPPED_SOCKETS = 260
 """The uncapped server is asked for only this many: past its 200 threads it answers nothing more."""

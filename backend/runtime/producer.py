@@ -110,6 +110,7 @@ class Producer:
             done.set()
 
         timeout_s = self.cluster.config["request.timeout.ms"] / 1000 + 1
+        self.requested += count
         self.send(tp, count, acks, finished)
         if not done.wait(timeout_s):
             return ProduceResult("REQUEST_TIMED_OUT", None, count, self.leader_of(tp))
@@ -119,7 +120,6 @@ class Producer:
         """Send one batch without waiting (as a producer with requests in flight does); the
         answer is recorded — and acknowledged messages go into the ledger — when it comes."""
         payloads = [f"m{next(self._ids)}" for _ in range(count)]
-        self.requested += count
         leader_id = self.leader_of(tp)
         broker = self.cluster.brokers.get(leader_id) if leader_id is not None else None
 
@@ -148,6 +148,7 @@ class Producer:
         """``count`` single-message requests at ``rate`` per second, not waiting for answers —
         so a slow broker builds up a queue, as with a real producer."""
         self.requested += count  # counted now, so the next request sees them before they are sent
+
         def run():
             interval, start = 1 / rate, time.monotonic()
             for n in range(count):
@@ -157,7 +158,6 @@ class Producer:
                 if self.cluster.closed:
                     return
                 self.send(tp, 1, acks)
-                self.requested -= 1  # send counted it again
         thread = threading.Thread(target=run, name=f"producer-{tp}", daemon=True)
         self._background.append(thread)
         thread.start()
