@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import io
+import logging
 import secrets
 import threading
 import time
@@ -26,6 +27,8 @@ from backend.runtime.runner import APP_VERSION, new_session_id
 from backend.scripts.cluster_spec import ClusterSpec
 from backend.zk import paths
 from web.replay_access import write_owner
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -212,11 +215,20 @@ class SandboxManager:
                           audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending)
         bus.subscribe(sandbox.take_records)
         self._register(session_id, sandbox)
-        sandbox.thread = threading.Thread(target=runner.run, name=f"lesson-{session_id}", daemon=True)
+        sandbox.thread = threading.Thread(target=self._play, args=(sandbox,), name=f"lesson-{session_id}", daemon=True)
         sandbox.thread.start()
         for callback in self.on_created:
             callback(sandbox)
         return sandbox
+
+    @staticmethod
+    def _play(sandbox: Sandbox) -> None:
+        """The lesson's thread: an error ends the lesson (logged), never silently, and the
+        cluster stays for free play as after the last step."""
+        try:
+            sandbox.runner.run()
+        except Exception:  # noqa: BLE001 - logged with its traceback; the sandbox stays usable
+            log.exception("the lesson played in %s stopped with an error", sandbox.id)
 
     def get(self, sandbox_id: str) -> Sandbox | None:
         with self._lock:
