@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnection, Request, TextMessage
@@ -114,3 +115,22 @@ async def open_many(host: str, port: int, count: int, join: dict | None = None, 
                 refused += 1
                 sock.close()
     return sockets, refused
+
+
+def run(coroutine):
+    """``asyncio.run(coroutine)`` in a thread of its own: in the full suite Playwright's sync API
+    (the browser tests' session-wide Chromium) keeps an event loop running in the main thread."""
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = asyncio.run(coroutine)
+        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, name="raw-sockets")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")

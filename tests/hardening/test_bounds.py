@@ -4,7 +4,6 @@ embedded ZooKeeper). Memory is the worker's RSS before and after (never a time).
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -127,7 +126,7 @@ def test_bounds_are_stated_in_the_openapi_document(served):
 def test_a_socket_message_nested_five_thousand_deep_is_answered_400(served):
     from urllib.parse import urlparse
 
-    from tests.hardening.raw_sockets import RawSocket
+    from tests.hardening.raw_sockets import RawSocket, run
 
     async def probe():
         url, sock = urlparse(served.url), RawSocket()
@@ -138,5 +137,5 @@ def test_a_socket_message_nested_five_thousand_deep_is_answered_400(served):
         finally:
             sock.close()
 
-    answer = asyncio.run(probe())
+    answer = run(probe())
     assert answer.startswith("437") and '"status":400' in answer and "nested" in answer, answer

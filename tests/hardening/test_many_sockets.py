@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import urlparse
 
-from tests.hardening.raw_sockets import RawSocket, open_many
+from tests.hardening.raw_sockets import RawSocket, open_many, run
 
 SOCKETS = 1000
 
@@ -45,4 +45,4 @@ def test_a_thousand_sockets_following_a_class_leave_the_server_responsive(served
             for sock in sockets:
                 sock.close()
 
-    asyncio.run(scenario())
+    run(scenario())
