@@ -149,17 +149,14 @@ class Cluster:
         for broker in self.brokers.values():
             if broker.alive:
                 broker.stop()
-        if self._tools is not None:
-            if not keep:
-                self._delete_chroot()
-            self._tools.stop()
-            self._tools.close()
-        elif not keep:  # start failed early: the chroot may exist already; what it made goes too
-            try:
-                self._delete_chroot()
-            except Exception:  # noqa: BLE001 - ZooKeeper may be why it failed; the sweep removes it later
-                pass
-        heap.release()
+        try:
+            if self._tools is not None and not keep:
+                self._delete_chroot()  # may fail with ZooKeeper away: the app's sweep removes it later
+        finally:
+            if self._tools is not None:
+                self._tools.stop()
+                self._tools.close()
+            heap.release()
 
     def _delete_chroot(self) -> None:
         root = KazooClient(hosts=self.zk_hosts)
