@@ -53,7 +53,9 @@ def from_schema(schema: dict, root: dict, depth: int = 0):
     if kind == "object" and depth < 4:
         props = schema.get("properties", {})
         extra = schema.get("additionalProperties")
-        fixed = st.fixed_dictionaries({}, optional={k: from_schema(v, root, depth + 1) for k, v in props.items()})
+        # each property as its schema says, or now and then any JSON at all (a string for an object...)
+        fixed = st.fixed_dictionaries({}, optional={k: from_schema(v, root, depth + 1) | ANY_JSON
+                                                    for k, v in props.items()})
         if isinstance(extra, dict):
             more = st.dictionaries(st.text(max_size=6), from_schema(extra, root, depth + 1), max_size=3)
             return st.builds(lambda a, b: {**b, **a}, fixed, more)
@@ -125,7 +127,7 @@ def test_no_request_drawn_from_the_openapi_document_gets_a_500_or_hangs(served, 
         if path.startswith("/api/instructor") or path.startswith("/api/classes"):
             headers["X-Instructor-Token"] = served.token
         status, answer, _ = served.call(method, quote(path, safe="/"), body, headers, timeout=30)
-        assert status < 500 or status == 503 and "ZooKeeper" not in str(answer), (method, path, body, status, answer)
-        assert status != 500, (method, path, body, answer)
+        # 503 is an answer (the server is full, or says ZooKeeper is away); 500 is a bug
+        assert status < 500 or status == 503, (method, path, body, status, answer)
 
     probe()
