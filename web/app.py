@@ -45,6 +45,15 @@ class Kclab:
     watching: dict[str, set[str]] = field(default_factory=dict)
     class_watch: dict[str, set[str]] = field(default_factory=dict)
 
+    def close(self) -> None:
+        """On the way out: stop broadcasting, stop every cluster (so no chroot is left behind in
+        ZooKeeper), then end the app's own ZooKeeper session (and with it its claims)."""
+        self.broadcaster.stop()
+        try:
+            self.sandboxes.close_all()
+        finally:
+            self.zk_health.stop()
+
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__, static_folder=str(ROOT / "static"), static_url_path="/static")

@@ -31,7 +31,7 @@ class _Application(BaseApplication):
         """On the way out, stop every cluster so no chroot is left behind in ZooKeeper."""
         app = getattr(self, "_app", None)
         if app is not None:
-            app.extensions["kclab"].sandboxes.close_all()
+            app.extensions["kclab"].close()
 
 
 def serve(config: dict, host: str, port: int, threads: int, banner: str) -> int:

@@ -50,6 +50,4 @@ def test_losing_one_server_of_three_is_a_record_not_an_outage(ensemble, tmp_path
     finally:
         if victim is not None and not ensemble.servers[victim].running:
             ensemble.start_server(victim)
-        app.extensions["kclab"].broadcaster.stop()
-        app.extensions["kclab"].sandboxes.close_all()
-        app.extensions["kclab"].zk_health.stop()
+        app.extensions["kclab"].close()

@@ -18,8 +18,7 @@ def make_app(zk_hosts, tmp_path, **config):
 
 
 def close(app):
-    app.extensions["kclab"].sandboxes.close_all()
-    app.extensions["kclab"].zk_health.stop()
+    app.extensions["kclab"].close()
 
 
 @pytest.mark.parametrize("proxies,separate", [(1, True), (0, False)])

@@ -83,7 +83,7 @@ def _serve(args, hosts: str, zk_control) -> int:
             app.extensions["kclab"].socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True,
                                                  log_output=False)
         finally:
-            app.extensions["kclab"].sandboxes.close_all()
+            app.extensions["kclab"].close()
         return 0
     from web.gunicorn_app import serve
     return serve(config, args.host, args.port, args.max_sockets + args.threads, banner)
