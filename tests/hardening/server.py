@@ -9,7 +9,7 @@ import signal
 import subprocess
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from backend.runtime.zk_server import free_ports
@@ -24,7 +24,6 @@ class Served:
     data_dir: Path
     out: LineReader
     zk_hosts: str = ""
-    extra: dict = field(default_factory=dict)
 
     def call(self, method: str, path: str, body=None, headers: dict | None = None, raw: bytes | None = None,
              timeout: float = 30.0) -> tuple[int, dict, dict]:
