@@ -54,8 +54,14 @@ class AppSession:
         self.client = KazooClient(hosts=hosts, timeout=SESSION_TIMEOUT_S, connection_retry=retry)
         self.client.add_listener(self._listener)
 
-    def start(self) -> None:
+    def start(self, wait_s: float = 0.0) -> bool:
+        """Connect in the background; with ``wait_s``, wait that long for the connection.
+        Returns whether it is connected."""
         self.client.start_async()
+        deadline = time.monotonic() + wait_s
+        while not self.client.connected and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.client.connected
 
     def stop(self) -> None:
         self.client.remove_listener(self._listener)
@@ -86,8 +92,11 @@ class AppSession:
             self.claimed.discard(chroot)
         try:
             self.client.delete_async(owner_path(chroot)).get(timeout=CALL_TIMEOUT_S)
-        except (NoNodeError, *ZK_ERRORS):
-            pass  # gone already, or gone with the session
+            parent = owner_path(chroot).rsplit("/", 1)[0]
+            if parent != owner_path(KCLAB_ROOT):  # a one-off chroot's parents (tests, --chroot) go too
+                self.client.delete_async(parent).get(timeout=CALL_TIMEOUT_S)
+        except (NoNodeError, NotEmptyError, *ZK_ERRORS):
+            pass  # gone already, still in use, or gone with the session
 
     def _create_claim(self, chroot: str) -> None:
         path = owner_path(chroot)

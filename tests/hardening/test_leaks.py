@@ -11,7 +11,6 @@ from backend.runtime.broker import SimulatedBroker
 from backend.runtime.cluster import Cluster
 from backend.scripts.cluster_spec import ClusterSpec
 from backend.zk.app_session import AppSession
-from tests.support import wait_until
 from web.sandboxes import SandboxManager
 
 ROOT = "/kclab-test/leaks"
@@ -19,8 +18,7 @@ ROOT = "/kclab-test/leaks"
 
 def test_a_failed_creation_s_chroot_is_unclaimed_and_swept(zk_hosts, zk_root_client, tmp_path, monkeypatch):
     owner = AppSession(zk_hosts)
-    owner.start()
-    wait_until(lambda: owner.client.connected, 15, "the app's session to connect")
+    assert owner.start(wait_s=15), "the app's session connects"
     manager = SandboxManager(zk_hosts, tmp_path, owner=owner, chroot_root=ROOT)
 
     def broken_start(self):
