@@ -17,13 +17,16 @@ from flask import Flask
 from flask_socketio import SocketIO
 
 from backend.runtime.replay import default_data_dir
-from web import api, pages, sockets, teaching_api, teaching_sockets
+from web import api, pages, security, sockets, teaching_api, teaching_sockets
 from web import stats_pages
 from web import replays_api
 from web import teaching_pages
 from web.broadcast import Broadcaster
 from web.classes import ClassRegistry
+from web.clients import FaultRate, current_client
 from web.sandboxes import SandboxManager
+from web.socket_cap import SocketCap
+from web.zk_health import ZkHealth
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,8 +39,20 @@ class Kclab:
     socketio: SocketIO
     broadcaster: Broadcaster
     classes: ClassRegistry
+    zk_health: ZkHealth
+    fault_rate: FaultRate
+    sockets: SocketCap | None = None
     watching: dict[str, set[str]] = field(default_factory=dict)
     class_watch: dict[str, set[str]] = field(default_factory=dict)
+
+    def close(self) -> None:
+        """On the way out: stop broadcasting, stop every cluster (so no chroot is left behind in
+        ZooKeeper), then end the app's own ZooKeeper session (and with it its claims)."""
+        self.broadcaster.stop()
+        try:
+            self.sandboxes.close_all()
+        finally:
+            self.zk_health.stop()
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -48,6 +63,13 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         DATA_DIR=str(default_data_dir()),
         SANDBOX_IDLE_SECONDS=1800,
         MAX_SANDBOXES=40,
+        MAX_SANDBOXES_PER_CLIENT=5,        # a client is an address (web/clients.py)
+        FAULTS_PER_SECOND=5,               # per client, in bursts of up to FAULT_BURST
+        FAULT_BURST=20,
+        TRUSTED_PROXIES=0,                 # reverse proxies in front of the app (X-Forwarded-For)
+        MAX_SOCKETS=None,                  # open page sockets (kclab serve sets it: web/socket_cap.py)
+        SWEEP_EVERY_S=60,                  # look for chroots whose owner is gone (backend/zk/app_session.py)
+        SWEEP_GRACE_S=60,                  # ... and that are at least this old
         MAX_CONTENT_LENGTH=64 * 1024,
         START_BROADCASTER=True,
         INSTRUCTOR_TOKEN=os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12),
@@ -56,14 +78,24 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.config.update(test_config)
     if not app.config["ZK_HOSTS"]:
         raise RuntimeError("create_app needs ZK_HOSTS (kclab serve starts an embedded ZooKeeper by default)")
-    socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=app.config["MAX_CONTENT_LENGTH"])
+    socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=app.config["MAX_CONTENT_LENGTH"],
+                        json=sockets.BoundedJson)
+    health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",
                              idle_seconds=app.config["SANDBOX_IDLE_SECONDS"],
-                             max_sandboxes=app.config["MAX_SANDBOXES"], zk_control=app.config["ZK_CONTROL"])
+                             max_sandboxes=app.config["MAX_SANDBOXES"], zk_control=app.config["ZK_CONTROL"],
+                             max_per_client=app.config["MAX_SANDBOXES_PER_CLIENT"], client_of=current_client,
+                             health_check=health.require, owner=health.session)
     classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"])
     classes.notify = teaching_sockets.notifier(socketio)
-    state = Kclab(manager, socketio, Broadcaster(socketio, manager), classes)
+    broadcaster = Broadcaster(socketio, manager, sweep_every=app.config["SWEEP_EVERY_S"],
+                              sweep_grace=app.config["SWEEP_GRACE_S"])
+    state = Kclab(manager, socketio, broadcaster, classes, health,
+                  FaultRate(app.config["FAULTS_PER_SECOND"], app.config["FAULT_BURST"]))
     app.extensions["kclab"] = state
+    security.init_app(app)
+    state.sockets = SocketCap(app.wsgi_app, app.config["MAX_SOCKETS"])
+    app.wsgi_app = state.sockets
     app.register_blueprint(api.bp)
     app.register_blueprint(teaching_api.bp)
     api.register_error_handlers(app)
@@ -73,6 +105,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     replays_api.init_app(app)  # /replays and /api/replays: recorded sessions
     sockets.register(socketio)
     teaching_sockets.register(socketio, sockets.guard)
+    health.start()
+    health.wait_connected(10)
     if app.config["START_BROADCASTER"]:
         state.broadcaster.start()
     return app

@@ -11,20 +11,25 @@ cross a live one), so batching never loses or reorders anything that matters.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+
+log = logging.getLogger(__name__)
 
 BATCHES_PER_SECOND = 15
 REAP_EVERY_S = 30
 
 
 class Broadcaster:
-    """Sends each sandbox's new records to its room; now and then reclaims idle sandboxes."""
+    """Sends each sandbox's new records to its room; now and then reclaims idle sandboxes and
+    sweeps chroots whose owner died."""
 
     IDLE_WAIT_S = 1.0
     """With nothing waiting to be sent, wake at least this often (to stop, and to reap)."""
 
-    def __init__(self, socketio, manager, rate: float = BATCHES_PER_SECOND) -> None:
+    def __init__(self, socketio, manager, rate: float = BATCHES_PER_SECOND, sweep_every: float | None = None,
+                 sweep_grace: float = 60.0) -> None:
         self.socketio = socketio
         self.manager = manager
         self.interval = 1 / rate
@@ -32,6 +37,9 @@ class Broadcaster:
         self._wake = threading.Event()
         self._task = None
         self._last_reap = time.monotonic()
+        self.sweep_every, self.sweep_grace = sweep_every, sweep_grace
+        self._next_sweep = 0.0  # at once: chroots a dead worker left behind go at start-up
+        self._sweeping: threading.Thread | None = None
         manager.on_pending = self._wake.set  # a sandbox's first records since its last batch
 
     def start(self) -> None:
@@ -47,11 +55,35 @@ class Broadcaster:
             # Cleared *before* flushing: records that arrive during the flush set it again, so
             # they are never left waiting for a wake-up that already happened.
             self._wake.clear()
-            wait = self.flush()
-            if time.monotonic() - self._last_reap > REAP_EVERY_S:
-                self._last_reap = time.monotonic()
-                self.manager.reap_idle()
+            wait = self.IDLE_WAIT_S
+            try:
+                wait = self.flush()
+                if time.monotonic() - self._last_reap > REAP_EVERY_S:
+                    self._last_reap = time.monotonic()
+                    self.manager.reap_idle()
+                self._sweep_if_due()
+            except Exception:  # noqa: BLE001 - one bad batch must not stop every page updating
+                log.exception("the broadcaster's round failed; it goes on")
             self._wake.wait(wait)
+
+    def _sweep_if_due(self) -> None:
+        """Remove chroots whose owning process died (``AppSession.sweep``), at start-up and then
+        every ``sweep_every`` seconds; in its own thread, as it waits on ZooKeeper."""
+        if self.sweep_every is None or time.monotonic() < self._next_sweep:
+            return
+        if self._sweeping is not None and self._sweeping.is_alive():
+            return
+        self._next_sweep = time.monotonic() + self.sweep_every
+        self._sweeping = threading.Thread(target=self._sweep, name="chroot-sweep", daemon=True)
+        self._sweeping.start()
+
+    def _sweep(self) -> None:
+        try:
+            swept = self.manager.sweep(self.sweep_grace)
+            if swept:
+                log.warning("removed %d chroot(s) whose owner is gone: %s", len(swept), ", ".join(swept))
+        except Exception:  # noqa: BLE001 - ZooKeeper away: the next sweep tries again
+            log.warning("the chroot sweep failed; it runs again later", exc_info=True)
 
     def flush(self) -> float:
         """Send every sandbox whose last batch is at least ``interval`` old its new records.
@@ -69,8 +101,11 @@ class Broadcaster:
                 sandbox.last_broadcast = now
                 # ``head``: the newest seq sent, so a page can tell that the tail of a batch is missing
                 # without waiting for a later record to reveal the gap.
-                self.socketio.emit("records", {"sandbox": sandbox.id, "records": records, "head": records[-1]["seq"]},
-                                   to=room(sandbox.id))
+                try:
+                    self.socketio.emit("records", {"sandbox": sandbox.id, "records": records,
+                                                   "head": records[-1]["seq"]}, to=room(sandbox.id))
+                except Exception:  # noqa: BLE001 - pages fetch the gap; the other sandboxes still get theirs
+                    log.exception("sending sandbox %s its records failed", sandbox.id)
         return wait
 
 

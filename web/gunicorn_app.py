@@ -1,8 +1,11 @@
 """Run the app under gunicorn from inside ``kclab serve`` (so the embedded ZooKeeper stays our
 child): one worker process, because every sandbox lives in that worker's memory, and many
-threads, because each open websocket holds one (Flask-SocketIO's threading mode)."""
+threads, because each open websocket holds one (Flask-SocketIO's threading mode): the socket cap
+plus a reserve for HTTP (``web/socket_cap.py``)."""
 
 from __future__ import annotations
+
+import os
 
 from gunicorn.app.base import BaseApplication
 
@@ -28,11 +31,15 @@ class _Application(BaseApplication):
         """On the way out, stop every cluster so no chroot is left behind in ZooKeeper."""
         app = getattr(self, "_app", None)
         if app is not None:
-            app.extensions["kclab"].sandboxes.close_all()
+            app.extensions["kclab"].close()
 
 
 def serve(config: dict, host: str, port: int, threads: int, banner: str) -> int:
-    options = {"bind": f"{host}:{port}", "workers": 1, "worker_class": "gthread", "threads": threads,
+    # KCLAB_GUNICORN_WORKER=gevent is for bench/sockets.py's comparison only (gevent is no dependency).
+    worker = os.environ.get("KCLAB_GUNICORN_WORKER", "gthread")
+    options = {"bind": f"{host}:{port}", "workers": 1, "worker_class": worker, "threads": threads,
+               # connections beyond the threads wait, idle, in keep-alive (gthread's own limit)
+               "worker_connections": threads + 256,
                "timeout": 0, "graceful_timeout": 5, "accesslog": None, "loglevel": "warning"}
     application = _Application(config, options, banner)
     application.cfg.set("worker_exit", lambda server, worker: application.close_sandboxes())

@@ -10,9 +10,12 @@ from backend.scripts.schema import build_schema, op_schema
 from backend.scripts.vocabulary import FAULT_VOCABULARY
 from web import stats_pages
 
-_ERRORS = {"400": "malformed request (the reason says what)", "403": "the sandbox token is missing or wrong",
-           "404": "no such sandbox", "409": "the fault does not apply to the cluster as it is now",
-           "413": "request too large", "503": "no room for another sandbox"}
+_ERRORS = {"400": "malformed request, or beyond a bound (the reason says which)",
+           "403": "the sandbox token is missing or wrong", "404": "no such sandbox",
+           "409": "the fault does not apply to the cluster as it is now", "413": "request too large",
+           "415": "not JSON and none of the app's headers (a cross-site form is refused)",
+           "429": "this client's share is used up: too many sandboxes, or faults too fast (see Retry-After)",
+           "503": "no room for another sandbox, or ZooKeeper unreachable (see Retry-After)"}
 
 
 def _responses(ok: str, schema: str | None = None, errors=("400", "403", "404")) -> dict:
@@ -104,13 +107,16 @@ def _replay_paths() -> dict:
     name = [{"name": "name", "in": "path", "required": True,
              "schema": {"type": "string", "pattern": r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}\.jsonl$"}}]
     bad_name = _replay_error("400", "not a replay log name")
-    unknown = _replay_error("404", "no replay log of that name")
+    unknown = _replay_error("404", "no replay log of that name that you may open")
+    not_yours = _replay_error("403", "the log is another sandbox's, or the instructor's")
+    readers = [{"replayTokens": []}, {"sandboxToken": []}, {"instructorToken": []}]
     query = lambda n, t, d: {"name": n, "in": "query", "schema": {"type": t}, "description": d}  # noqa: E731
     ok = lambda schema: {"description": "OK", "content": {"application/json": {  # noqa: E731
         "schema": {"$ref": f"#/components/schemas/{schema}"}}}}
     return {
         "/api/replays": {
-            "get": {"summary": "Recorded sessions (sandboxes, lesson runs, class demos, imports), newest first",
+            "get": {"summary": "Recorded sessions the caller may open (their sandboxes'; every one for the "
+                               "instructor), newest first", "security": readers,
                     "parameters": [query("class", "string", "class id"), query("lesson", "string", "lesson id"),
                                    query("mode", "string", "sandbox, lesson, class or script"),
                                    query("student", "string", "pseudonymous student id"),
@@ -120,7 +126,9 @@ def _replay_paths() -> dict:
                     "responses": {"200": ok("ReplayList"), "400": _replay_error("400", "a filter is malformed")}},
             "post": {"summary": "Import a replay log (multipart field 'file', or the raw body). A damaged log is "
                                 "kept and flagged; one whose first line is no session header is refused. Never "
-                                "overwrites: the log is stored as <session>.imported[-N].jsonl",
+                                "overwrites: the log is stored as <session>.imported[-N].jsonl in imported-replays/ beside replays/, "
+                                "which the statistics job does not read. The instructor's only, within a quota",
+                     "security": [{"instructorToken": []}],
                      "requestBody": {"required": True, "content": {
                          "multipart/form-data": {"schema": {"type": "object", "properties": {
                              "file": {"type": "string", "format": "binary"}}}},
@@ -130,20 +138,25 @@ def _replay_paths() -> dict:
                                            "content": {"application/json": {"schema": {
                                                "$ref": "#/components/schemas/ReplayImport"}}}},
                                    "400": _replay_error("400", "empty, or not a replay log (the reason says why)"),
-                                   "413": _replay_error("413", "larger than REPLAY_IMPORT_MAX_BYTES")}}},
+                                   "403": _replay_error("403", "the instructor token is missing or wrong"),
+                                   "413": _replay_error("413", "larger than REPLAY_IMPORT_MAX_BYTES"),
+                                   "507": _replay_error("507", "the imports' quota (REPLAY_IMPORT_QUOTA_BYTES) is "
+                                                               "used up")}}},
         "/api/replays/{name}": {"parameters": name, "get": {
             "summary": "The replay log itself, as a download (export). X-Replay-Live: 1 while it is recorded",
+            "security": readers,
             "responses": {"200": {"description": "the log: a session header line, then one record per line",
                                   "content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
-                          "400": bad_name, "404": unknown}}},
+                          "400": bad_name, "403": not_yours, "404": unknown}}},
         "/api/replays/{name}/entry": {"parameters": name, "get": {
-            "summary": "The list entry of one replay log", "responses": {
-                "200": ok("ReplayEntry"), "400": bad_name, "404": unknown}}},
+            "summary": "The list entry of one replay log", "security": readers, "responses": {
+                "200": ok("ReplayEntry"), "400": bad_name, "403": not_yours, "404": unknown}}},
         "/api/replays/{name}/records": {"parameters": [*name,
             {"name": "since", "in": "query", "schema": {"type": "integer", "minimum": 0}},
             {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 5000}}],
             "get": {"summary": "Records with seq >= since up to the log's damage, with its header and damage",
-                    "responses": {"200": ok("ReplayRecordPage"), "400": bad_name, "404": unknown}}},
+                    "security": readers,
+                    "responses": {"200": ok("ReplayRecordPage"), "400": bad_name, "403": not_yours, "404": unknown}}},
     }
 
 
@@ -185,7 +198,7 @@ def openapi_document() -> dict:
             "/api/sandboxes": {"post": {
                 "summary": "Create a sandbox cluster (its id and the token that owns it are returned)",
                 "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewSandbox"}}}},
-                "responses": _responses("201", "Sandbox", errors=("400", "413", "503"))}},
+                "responses": _responses("201", "Sandbox", errors=("400", "413", "415", "429", "503"))}},
             "/api/sandboxes/{sandbox_id}": {
                 "parameters": _ID,
                 "get": {"summary": "Describe a sandbox", "security": _TOKEN, "responses": _responses("200", "Sandbox")},
@@ -195,7 +208,8 @@ def openapi_document() -> dict:
                 "summary": "Apply a fault (crash a broker, create a topic, ...)", "security": _TOKEN,
                 "requestBody": {"required": True, "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/Fault"}}}},
-                "responses": _responses("200", "FaultResult", errors=("400", "403", "404", "409", "413"))}},
+                "responses": _responses("200", "FaultResult",
+                                        errors=("400", "403", "404", "409", "413", "415", "429", "503"))}},
             "/api/sandboxes/{sandbox_id}/snapshot": {"parameters": _ID, "get": {
                 "summary": "The page's view state at the latest seq", "security": _TOKEN,
                 "responses": _responses("200", "Snapshot")}},
@@ -210,6 +224,10 @@ def openapi_document() -> dict:
             "/api/vocabulary": {"get": {"summary": "Every operation with its fields",
                                         "responses": _responses("200", errors=())}},
             "/api/openapi.json": {"get": {"summary": "This document", "responses": _responses("200", errors=())}},
+            "/healthz": {"get": {"summary": "Up, and ZooKeeper's state (connected, suspended, lost) and since when",
+                                 "responses": {"200": {"description": "ZooKeeper connected"},
+                                               "503": {"description": "ZooKeeper unreachable (the body says since "
+                                                                      "when)"}}}},
         },
         "components": {
             "securitySchemes": {
@@ -217,7 +235,10 @@ def openapi_document() -> dict:
                 "instructorToken": {"type": "apiKey", "in": "header", "name": "X-Instructor-Token",
                                     "description": "printed by kclab serve in the instructor link"},
                 "studentToken": {"type": "apiKey", "in": "header", "name": "X-Student-Token",
-                                 "description": "returned by POST /api/classes/join"}},
+                                 "description": "returned by POST /api/classes/join"},
+                "replayTokens": {"type": "apiKey", "in": "header", "name": "X-Replay-Tokens",
+                                 "description": "comma-separated sandbox tokens (at most 100): a replay log opens "
+                                                "with the token of the sandbox it recorded"}},
             "schemas": {
                 "Error": {"type": "object", "required": ["error"], "properties": {
                     "ok": {"const": False}, "error": {"type": "string"}, "seq": {"type": "integer"}}},

@@ -50,4 +50,11 @@ def vendor(name: str):
 
 @bp.get("/healthz")
 def healthz():
-    return {"ok": True, "sandboxes": len(current_app.extensions["kclab"].sandboxes.all())}
+    """Up, and is ZooKeeper? 503 while it is not connected, with its state and since when — for
+    a load balancer, docker's health check, and the page's banner. Answered from memory: it
+    never waits on ZooKeeper or on a sandbox."""
+    state = current_app.extensions["kclab"]
+    zookeeper = state.zk_health.describe()
+    body = {"ok": zookeeper["ok"], "zookeeper": zookeeper, "sandboxes": len(state.sandboxes.all()),
+            "sockets": state.sockets.open if state.sockets is not None else None}
+    return body, 200 if zookeeper["ok"] else 503

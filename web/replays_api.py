@@ -13,31 +13,43 @@ import threading
 from datetime import date, datetime, timezone
 from pathlib import Path
 
-from flask import Blueprint, current_app, jsonify, request, send_file, send_from_directory
+from flask import Blueprint, current_app, g, jsonify, request, send_file, send_from_directory
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from backend.runtime.replay_index import ImportRefused, ReplayIndex, ReplayNameError, UnknownReplay
+from web.replay_access import ReplayAccess
 from web.service import ApiError, int_param, records_page
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_IMPORT_MAX_BYTES = 32 * 1024 * 1024
+DEFAULT_IMPORT_QUOTA_BYTES = 256 * 1024 * 1024
+IMPORTED = "imported-replays"
+MAX_REPLAY_TOKENS = 100
 bp = Blueprint("replays", __name__)
 
 
 def init_app(app) -> None:
-    """One index per app, on the directory its sandboxes write their logs to. Outside tests it
-    checks the logs it has not seen yet in the background, so the first visitor of /replays
-    does not wait for that (a thousand new logs take seconds; known ones are remembered)."""
+    """Two indexes per app: the directory its sandboxes write their logs to, and
+    ``imported-replays/`` beside it (imports are kept apart, so the statistics job, which reads
+    the replay directory, leaves them out unless an instructor points it at them; a directory
+    inside it would make Spark's file listing see two levels). Outside tests the
+    logs not seen yet are checked in the background, so the first visitor of /replays does not
+    wait for that (a thousand new logs take seconds; known ones are remembered)."""
     app.config.setdefault("REPLAY_IMPORT_MAX_BYTES", DEFAULT_IMPORT_MAX_BYTES)
-    index = ReplayIndex(app.extensions["kclab"].sandboxes.replay_dir)
-    app.extensions["kclab_replays"] = index
+    app.config.setdefault("REPLAY_IMPORT_QUOTA_BYTES", DEFAULT_IMPORT_QUOTA_BYTES)
+    directory = app.extensions["kclab"].sandboxes.replay_dir
+    indexes = (ReplayIndex(directory), ReplayIndex(directory.parent / IMPORTED))
+    app.extensions["kclab_replays"] = indexes
     app.register_blueprint(bp)
     if not app.config.get("TESTING"):
-        threading.Thread(target=index.entries, name="replay-index", daemon=True).start()
+        for each in indexes:
+            threading.Thread(target=each.entries, name="replay-index", daemon=True).start()
 
 
-def index() -> ReplayIndex:
-    return current_app.extensions["kclab_replays"]
+def index(name: str | None = None) -> ReplayIndex:
+    """The index that holds ``name`` (imported logs are named ``<session>.imported[-N].jsonl``)."""
+    recorded, imported = current_app.extensions["kclab_replays"]
+    return imported if name is not None and ".imported" in name else recorded
 
 
 def live_names() -> set[str]:
@@ -46,12 +58,39 @@ def live_names() -> set[str]:
 
 
 def _path(name: str) -> Path:
+    """The log's path, if the caller may open it. Without any token the answer is a 404, as for
+    a log that is not there (which logs exist is itself not everyone's business); with a token
+    that does not open it, a 403 that says which token would."""
     try:
-        return index().path(name)
+        path = index(name).path(name)
     except ReplayNameError as exc:
         raise ApiError(400, str(exc)) from None
     except UnknownReplay as exc:
         raise ApiError(404, str(exc)) from None
+    access = caller_access()
+    if access.may_open(name):
+        return path
+    if access.anonymous:
+        raise ApiError(404, f"there is no replay log named {name!r} that you may open (send your sandbox's token)")
+    raise ApiError(403, "this replay log is not yours: open it with the token of the sandbox it recorded (your "
+                        "browser keeps it), or the instructor's token")
+
+
+def caller_access() -> ReplayAccess:
+    """Who asks, from the request's headers (computed once per request)."""
+    if "kclab_replay_access" not in g:
+        instructor = request.headers.get("X-Instructor-Token")
+        registry = current_app.extensions["kclab"].classes
+        try:
+            registry.check_instructor(instructor)
+            is_instructor = True
+        except ApiError:
+            is_instructor = False
+        tokens = [request.headers.get("X-Sandbox-Token") or "",
+                  *(request.headers.get("X-Replay-Tokens") or "").split(",")[:MAX_REPLAY_TOKENS]]
+        g.kclab_replay_access = ReplayAccess(current_app.extensions["kclab"].sandboxes.replay_dir, is_instructor,
+                                             {t.strip() for t in tokens if 0 < len(t.strip()) <= 100})
+    return g.kclab_replay_access
 
 
 @bp.get("/replays")
@@ -66,8 +105,11 @@ def list_replays():
     since, until = _time(args.get("since"), "since"), _time(args.get("until"), "until", end_of_day=True)
     wanted = {"class_id": args.get("class"), "lesson_id": args.get("lesson"), "mode": args.get("mode"),
               "student": args.get("student")}
-    entries = [e for e in index().entries(live_names())
-               if all(not value or e[key] == value for key, value in wanted.items())
+    access, live = caller_access(), live_names()
+    entries = [e for e in sorted((*index().entries(live), *index("x.imported").entries()),
+                                 key=lambda e: (e["started_ms"] or e["modified_ms"], e["name"]), reverse=True)
+               if access.may_open(e["name"])
+               and all(not value or e[key] == value for key, value in wanted.items())
                and (since is None or (e["started_ms"] is not None and e["started_ms"] >= since))
                and (until is None or (e["started_ms"] is not None and e["started_ms"] <= until))]
     limit = int_param(args.get("limit"), "limit", len(entries))
@@ -95,14 +137,14 @@ def export_replay(name: str):
 @bp.get("/api/replays/<name>/entry")
 def describe_replay(name: str):
     _path(name)
-    return jsonify(index().entry(name, live=name in live_names()))
+    return jsonify(index(name).entry(name, live=name in live_names()))
 
 
 @bp.get("/api/replays/<name>/records")
 def replay_records(name: str):
     """Records with seq >= since, as the sandbox records API answers, plus where the log is damaged."""
     _path(name)
-    replay = index().read(name)
+    replay = index(name).read(name)
     end = replay.records[-1].seq + 1 if replay.records else 0
     page = records_page(request.args.get("since"), request.args.get("limit"),
                         lambda first, n: replay.records[first:first + n], end)  # seqs are dense from 0
@@ -114,7 +156,12 @@ def replay_records(name: str):
 
 @bp.post("/api/replays")
 def import_replay():
-    """Import a log: a multipart form's ``file``, or the raw body."""
+    """Import a log: a multipart form's ``file``, or the raw body. The instructor's only, and
+    within a quota: an import is stored on the server's disk for good."""
+    current_app.extensions["kclab"].classes.check_instructor(request.headers.get("X-Instructor-Token"))
+    imports = index("x.imported")
+    quota = current_app.config["REPLAY_IMPORT_QUOTA_BYTES"]
+    used = sum(e["size"] for e in imports.entries())
     limit = current_app.config["REPLAY_IMPORT_MAX_BYTES"]
     too_large = ApiError(413, f"the replay log is too large: at most {limit} bytes can be imported")
     if request.content_length is not None and request.content_length > limit + 64 * 1024:
@@ -134,8 +181,11 @@ def import_replay():
         raise too_large
     if not data:
         raise ApiError(400, "the replay log is empty")
+    if used + len(data) > quota:
+        raise ApiError(507, f"the imported logs already take {used} bytes; at most {quota} may be imported "
+                            f"(delete some from {imports.directory})")
     try:
-        entry, created = index().store(data)
+        entry, created = imports.store(data, originals=index())
     except ImportRefused as exc:
         raise ApiError(400, str(exc)) from None
     return jsonify({"ok": True, "created": created, **entry}), 201 if created else 200

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import io
+import logging
 import secrets
 import threading
 import time
@@ -25,6 +26,9 @@ from backend.runtime.replay import ReplayWriter
 from backend.runtime.runner import APP_VERSION, new_session_id
 from backend.scripts.cluster_spec import ClusterSpec
 from backend.zk import paths
+from web.replay_access import write_owner
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -52,6 +56,8 @@ class Sandbox:
     """When the broadcaster last sent this sandbox a batch (``time.monotonic``)."""
     thread: threading.Thread | None = None
     """The thread playing ``runner``'s lesson."""
+    client: str | None = None
+    """Who asked for it (``web.clients``): each client may hold only so many sandboxes."""
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
@@ -90,50 +96,90 @@ class Sandbox:
 
 
 class SandboxLimit(Exception):
-    """No room for another sandbox on this machine."""
+    """No room for another sandbox: on this machine (503), or for this client (429)."""
+
+    def __init__(self, message: str, status: int = 503) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class SandboxManager:
     def __init__(self, zk_hosts: str, replay_dir: Path, idle_seconds: float = 1800, max_sandboxes: int = 40,
-                 zk_control=None, chroot_root: str = paths.KCLAB_ROOT) -> None:
+                 zk_control=None, chroot_root: str = paths.KCLAB_ROOT, max_per_client: int | None = None,
+                 client_of: Callable[[], str | None] = lambda: None,
+                 health_check: Callable[[], None] = lambda: None, owner=None) -> None:
         self.zk_hosts = zk_hosts
         self.replay_dir = Path(replay_dir)
         self.idle_seconds = idle_seconds
         self.max_sandboxes = max_sandboxes
         self.zk_control = zk_control
         self.chroot_root = chroot_root
+        self.max_per_client = max_per_client
+        self.client_of = client_of
+        self.health_check = health_check
+        self.owner = owner
+        """The app's ZooKeeper session (``AppSession``): claims each sandbox's chroot, so a sweep in
+        another process never removes it; ``None`` (some tests): unclaimed."""
+        """Raises (a 503) when ZooKeeper is unreachable: nothing that needs it is then started."""
+        """Who is asking now (``web.clients.current_client``); ``None``: the server itself."""
         self._sandboxes: dict[str, Sandbox] = {}
-        self._reserved: set[str] = set()
+        self._reserved: dict[str, str | None] = {}  # session id -> client
         self._lock = threading.Lock()
         self.on_created: list[Callable[[Sandbox], None]] = []
         self.on_pending: Callable[[], None] | None = None
         """Given to every sandbox (the broadcaster's wake-up)."""
 
     def _reserve(self, mode: str) -> str:
-        """A session id and a place under ``max_sandboxes``, taken in one step: sandboxes being
-        built count, so requests arriving together cannot pass the limit."""
+        """A session id and a place under ``max_sandboxes`` (and the client's share), taken in
+        one step: sandboxes being built count, so requests arriving together cannot pass a limit."""
+        self.health_check()
+        client = self.client_of()
         with self._lock:
             if len(self._sandboxes) + len(self._reserved) >= self.max_sandboxes:
                 raise SandboxLimit(f"this server already runs {self.max_sandboxes} sandboxes; try again later")
+            if client is not None and self.max_per_client is not None:
+                held = sum(1 for s in self._sandboxes.values() if s.client == client)
+                held += sum(1 for c in self._reserved.values() if c == client)
+                if held >= self.max_per_client:
+                    raise SandboxLimit(f"you already have {held} sandboxes on this server (at most "
+                                       f"{self.max_per_client} each); close one or wait until an idle one is "
+                                       f"reclaimed", status=429)
             session_id = new_session_id(mode)
-            self._reserved.add(session_id)
+            self._reserved[session_id] = client
             return session_id
 
     def _register(self, session_id: str, sandbox: Sandbox | None) -> None:
         """The reserved place becomes ``sandbox`` (``None``: building it failed, free the place)."""
         with self._lock:
-            self._reserved.discard(session_id)
+            client = self._reserved.pop(session_id, None)
             if sandbox is not None:
+                sandbox.client = client
                 self._sandboxes[sandbox.id] = sandbox
+        if sandbox is not None and sandbox.mode != "class":  # a class demo's log: the instructor's
+            write_owner(self.replay_dir, sandbox.id, sandbox.token)
+
+    def _chroot(self, session_id: str) -> str:
+        return f"{self.chroot_root}/{session_id}"
+
+    def _claim(self, session_id: str) -> None:
+        if self.owner is not None:
+            self.owner.claim(self._chroot(session_id))
+
+    def _abandon(self, session_id: str) -> None:
+        """Building a sandbox failed before it was registered: free its place and its claim."""
+        self._register(session_id, None)
+        if self.owner is not None:
+            self.owner.release(self._chroot(session_id))
 
     def create(self, spec: ClusterSpec, mode: str = "sandbox", **header: Any) -> Sandbox:
         session_id = self._reserve(mode)
         try:
+            self._claim(session_id)
             bus = RecordBus(session_id)
-            cluster = Cluster(self.zk_hosts, f"{self.chroot_root}/{session_id}", spec, session_id, bus,
+            cluster = Cluster(self.zk_hosts, self._chroot(session_id), spec, session_id, bus,
                               zk_control=self.zk_control)
         except Exception:
-            self._register(session_id, None)
+            self._abandon(session_id)
             raise
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), cluster, bus, mode, on_pending=self.on_pending)
         self._register(session_id, sandbox)
@@ -157,22 +203,32 @@ class SandboxManager:
         session_id = self._reserve(mode)
         bus = RecordBus(session_id)
         try:
-            runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=f"{self.chroot_root}/{session_id}",
+            self._claim(session_id)
+            runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=self._chroot(session_id),
                                   replay_dir=self.replay_dir, session_id=session_id, bus=bus, mode=mode,
                                   zk_control=self.zk_control, close_when_done=False, stop_before=stop_before,
                                   header=header, log=io.StringIO())  # its narration is in its records
         except Exception:
-            self._register(session_id, None)
+            self._abandon(session_id)
             raise
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), runner.cluster, bus, mode, runner=runner,
                           audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending)
         bus.subscribe(sandbox.take_records)
         self._register(session_id, sandbox)
-        sandbox.thread = threading.Thread(target=runner.run, name=f"lesson-{session_id}", daemon=True)
+        sandbox.thread = threading.Thread(target=self._play, args=(sandbox,), name=f"lesson-{session_id}", daemon=True)
         sandbox.thread.start()
         for callback in self.on_created:
             callback(sandbox)
         return sandbox
+
+    @staticmethod
+    def _play(sandbox: Sandbox) -> None:
+        """The lesson's thread: an error ends the lesson (logged), never silently, and the
+        cluster stays for free play as after the last step."""
+        try:
+            sandbox.runner.run()
+        except Exception:  # noqa: BLE001 - logged with its traceback; the sandbox stays usable
+            log.exception("the lesson played in %s stopped with an error", sandbox.id)
 
     def get(self, sandbox_id: str) -> Sandbox | None:
         with self._lock:
@@ -188,17 +244,25 @@ class SandboxManager:
         if sandbox is None or sandbox.closed:
             return
         sandbox.closed = True
-        if sandbox.runner is not None:
-            sandbox.audience.stop()
-            if sandbox.thread is not None:
-                sandbox.thread.join(10)
-            sandbox.runner.close()
-            return
         try:
-            sandbox.cluster.close()
+            if sandbox.runner is not None:
+                sandbox.audience.stop()
+                if sandbox.thread is not None:
+                    sandbox.thread.join(10)
+                sandbox.runner.close()
+                return
+            try:
+                sandbox.cluster.close()
+            finally:
+                if sandbox.replay is not None:
+                    sandbox.replay.close()
         finally:
-            if sandbox.replay is not None:
-                sandbox.replay.close()
+            if self.owner is not None:
+                self.owner.release(sandbox.cluster.chroot)
+
+    def sweep(self, grace_s: float = 60.0) -> list[str]:
+        """Delete chroots below ``chroot_root`` whose owner (any process) is gone."""
+        return self.owner.sweep(self.chroot_root, grace_s) if self.owner is not None else []
 
     def reap_idle(self, now: float | None = None) -> list[str]:
         """Close sandboxes nobody has watched or used for ``idle_seconds``; their logs stay."""

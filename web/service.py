@@ -9,6 +9,7 @@ Every refusal is an :class:`ApiError` with an HTTP status and a sentence a stude
 from __future__ import annotations
 
 import hmac
+import re
 from typing import Any, Callable
 
 from backend.runtime.faults import apply_fault
@@ -23,9 +24,9 @@ MAX_RECORDS_PER_PAGE = 5000
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, **extra: Any) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> None:
         super().__init__(message)
-        self.status, self.message, self.extra = status, message, extra
+        self.status, self.message, self.extra, self.headers = status, message, extra, headers or {}
 
     def body(self) -> dict[str, Any]:
         return {"ok": False, "error": self.message, **self.extra}
@@ -40,9 +41,9 @@ def parse_cluster(body: Any) -> ClusterSpec:
     unknown = sorted(set(body) - {"cluster"})
     if unknown:
         raise ApiError(400, f"unknown field(s) {', '.join(unknown)}; the body may only hold 'cluster'")
-    cluster = {**DEFAULT_CLUSTER, **(body.get("cluster") or {})}
-    if not isinstance(body.get("cluster", {}), dict):
+    if not isinstance(body.get("cluster") or {}, dict):
         raise ApiError(400, "cluster must be an object like {\"brokers\": [0, 1, 2]}")
+    cluster = {**DEFAULT_CLUSTER, **(body.get("cluster") or {})}
     if "brokers" in (body.get("cluster") or {}) and "topics" not in body["cluster"]:
         cluster["topics"] = {}
     spec, _, issues = check_cluster(cluster)
@@ -58,7 +59,8 @@ def create_sandbox(manager: SandboxManager, body: Any, mode: str = "sandbox", **
     try:
         return manager.create(spec, mode=mode, **header)
     except SandboxLimit as exc:
-        raise ApiError(503, str(exc)) from None
+        retry = {"Retry-After": "60"} if exc.status == 503 else {}
+        raise ApiError(exc.status, str(exc), headers=retry) from None
 
 
 def sandbox_for(manager: SandboxManager, sandbox_id: Any, token: Any) -> Sandbox:
@@ -75,6 +77,7 @@ def apply(manager: SandboxManager, sandbox_id: Any, token: Any, body: Any, sourc
     sandbox = sandbox_for(manager, sandbox_id, token)
     if not isinstance(body, dict):
         raise ApiError(400, "a fault must be a JSON object like {\"op\": \"crash_broker\", \"broker\": 1}")
+    manager.health_check()
     op = body.get("op")
     if isinstance(op, str) and op in SCRIPT_VOCABULARY and op not in FAULT_VOCABULARY:
         raise ApiError(400, f"{op} is a script step, not something to do to a cluster")
@@ -124,3 +127,18 @@ def int_param(value: Any, name: str, default: int) -> int:
         raise ApiError(400, f"{name} must not be negative, got {number}")
     return number
 
+
+_JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def json_depth(data: bytes) -> int:
+    """How deep objects and arrays nest in ``data`` (brackets inside strings do not count); a
+    linear scan, so a hostile body costs no more than its length (at most MAX_CONTENT_LENGTH)."""
+    depth = deepest = 0
+    for char in _JSON_STRINGS.sub(b"", data):
+        if char in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in b"]}":
+            depth -= 1
+    return deepest

@@ -4,11 +4,16 @@ acknowledgement as ``{"ok": false, "error": ...}`` and never kills the connectio
 
 from __future__ import annotations
 
+import json
+import re
+
 from flask import current_app, request
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
-from web import service
+from backend.scripts.limits import MAX_JSON_DEPTH
+from web import service, zk_health
 from web.broadcast import room
+from web.clients import current_client
 
 
 def _state():
@@ -19,13 +24,43 @@ def _manager():
     return _state().sandboxes
 
 
+TOO_DEEP: dict = {}
+"""What a message nested deeper than ``MAX_JSON_DEPTH`` is read as (never parsed): its handler
+answers 400 instead of the parser recursing into a ``RecursionError`` and nobody answering."""
+
+
+class BoundedJson:
+    """The ``json`` python-socketio decodes messages with (``SocketIO(json=BoundedJson)``)."""
+
+    dumps = staticmethod(json.dumps)
+
+    @staticmethod
+    def loads(text, **kwargs):
+        raw = text.encode() if isinstance(text, str) else text
+        if service.json_depth(raw) > MAX_JSON_DEPTH:
+            event = re.match(r'\s*\[\s*"([A-Za-z_]{1,40})"', text if isinstance(text, str) else raw.decode("latin-1"))
+            return [event.group(1) if event else "message", TOO_DEEP]
+        return json.loads(text, **kwargs)
+
+
 def guard(handler):
-    """Run a socket handler; an ApiError becomes the acknowledgement ``{"ok": false, ...}``."""
+    """Run a socket handler; whatever goes wrong becomes the acknowledgement ``{"ok": false,
+    "status", "error"}`` — an ApiError with its status, ZooKeeper not answering a 503, anything
+    unforeseen a logged 500 — so a page never waits out its timeout for an answer that will not
+    come."""
     def wrapped(data=None):
+        if data is TOO_DEEP:
+            return {"ok": False, "status": 400, "error": f"the message is nested more than {MAX_JSON_DEPTH} deep"}
         try:
             return handler(data if isinstance(data, dict) else {})
         except service.ApiError as error:
             return {**error.body(), "status": error.status}
+        except Exception as error:  # noqa: BLE001 - answered, logged, and the connection lives on
+            refusal = zk_health.as_api_error(error)
+            if refusal is not None:
+                return {**refusal.body(), "status": refusal.status}
+            current_app.logger.exception("socket handler %s failed", handler.__name__)
+            return {"ok": False, "status": 500, "error": f"the server failed: {type(error).__name__}"}
     wrapped.__name__ = handler.__name__
     return wrapped
 
@@ -57,6 +92,7 @@ def on_leave(data):
 
 
 def on_fault(data):
+    _state().fault_rate.take(current_client())
     body = {k: v for k, v in data.items() if k not in ("sandbox", "token")}
     return service.apply(_manager(), data.get("sandbox"), data.get("token"), body)
 

@@ -130,8 +130,9 @@ def check_lesson_text(text: Any) -> dict[str, Any]:
 def save_lesson(uploads: Path, instructor: str, lesson_id: Any, text: Any) -> dict[str, Any]:
     """Store an instructor's lesson — only if it is valid, so a bad upload never replaces a good
     one (it is written to a temporary file and renamed into place)."""
-    if not isinstance(lesson_id, str) or not lesson_id.replace("_", "").isalnum() or not lesson_id.islower():
-        raise ApiError(400, "a lesson id is lower-case letters, digits and _ (it becomes the file name)")
+    if not isinstance(lesson_id, str) or not lesson_id.replace("_", "").isalnum() or not lesson_id.islower() \
+            or len(lesson_id) > 64:
+        raise ApiError(400, "a lesson id is 1 to 64 lower-case letters, digits and _ (it becomes the file name)")
     checked = check_lesson_text(text)
     if not checked["ok"]:
         raise ApiError(400, "the lesson has problems; nothing was saved", problems=checked["problems"])

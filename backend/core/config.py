@@ -22,40 +22,54 @@ class Setting:
     lab_default: Any
     doc: str
     topic_level: bool = False
+    maximum: int | None = None
+    """The largest value an integer setting may take; 0 is the smallest unless ``minimum`` says."""
+    minimum: int = 0
+
+
+# ZooKeeper accepts session timeouts of 2 to 20 ticks unless its server sets other bounds; the
+# lab's embedded server (tickTime 500, maxSessionTimeout 60000) allows 1 s to 60 s. A value
+# outside is refused instead of being silently clamped (or, for 2**40 ms, killing kazoo's
+# connection thread with an overflow).
+ZK_MIN_SESSION_TIMEOUT_MS, ZK_MAX_SESSION_TIMEOUT_MS = 1000, 60_000
+HOUR_MS = 3_600_000
 
 
 SETTINGS: Mapping[str, Setting] = MappingProxyType({s.name: s for s in (
     Setting("zookeeper.session.timeout.ms", int, 18000, 4000,
-            "How long ZooKeeper waits for a silent broker before its session (and /brokers/ids/<id>) expires."),
+            "How long ZooKeeper waits for a silent broker before its session (and /brokers/ids/<id>) expires.",
+            minimum=ZK_MIN_SESSION_TIMEOUT_MS, maximum=ZK_MAX_SESSION_TIMEOUT_MS),
     Setting("unclean.leader.election.enable", bool, False, False,
             "May a replica outside the ISR become leader when no ISR member is alive? (Data may be lost.)",
             topic_level=True),
     Setting("auto.leader.rebalance.enable", bool, True, True,
             "Run the preferred-replica election for brokers whose leader imbalance is too high."),
     Setting("leader.imbalance.check.interval.seconds", int, 300, 30,
-            "How often the controller checks the leader imbalance."),
+            "How often the controller checks the leader imbalance.", maximum=86_400),
     Setting("leader.imbalance.per.broker.percentage", int, 10, 10,
-            "Imbalance above this percentage (strictly) triggers the preferred-replica election."),
+            "Imbalance above this percentage (strictly) triggers the preferred-replica election.", maximum=100),
     Setting("delete.topic.enable", bool, True, True, "May topics be deleted?"),
     Setting("controlled.shutdown.enable", bool, True, True,
             "Does a stopping broker ask the controller to move its leaders first?"),
-    Setting("controlled.shutdown.max.retries", int, 3, 3, "ControlledShutdown attempts before giving up."),
-    Setting("controlled.shutdown.retry.backoff.ms", int, 5000, 1000, "Pause between ControlledShutdown attempts."),
+    Setting("controlled.shutdown.max.retries", int, 3, 3, "ControlledShutdown attempts before giving up.", maximum=10),
+    Setting("controlled.shutdown.retry.backoff.ms", int, 5000, 1000, "Pause between ControlledShutdown attempts.", maximum=60_000),
     Setting("replica.lag.time.max.ms", int, 30000, 5000,
-            "A follower that has not caught up for this long is removed from the ISR by its leader."),
-    Setting("replica.fetch.wait.max.ms", int, 500, 200, "How often a follower fetches from its leader."),
+            "A follower that has not caught up for this long is removed from the ISR by its leader.", maximum=HOUR_MS),
+    Setting("replica.fetch.wait.max.ms", int, 500, 200, "How often a follower fetches from its leader.", maximum=60_000),
     Setting("min.insync.replicas", int, 1, 1,
-            "With acks=all, a write needs at least this many replicas in the ISR.", topic_level=True),
-    Setting("request.timeout.ms", int, 30000, 5000, "How long a produce request waits for the ISR."),
+            "With acks=all, a write needs at least this many replicas in the ISR.", topic_level=True,
+            maximum=1000),
+    Setting("request.timeout.ms", int, 30000, 5000, "How long a produce request waits for the ISR.", maximum=HOUR_MS),
     Setting("control.plane.listener.name", str, None, None,
             "When set, controller requests get their own queue on every broker (KIP-291)."),
     Setting("kclab.request.handling.ms", int, 0, 0,
             "Lab only: how long a broker's request thread spends on each produce request (its disk write), so "
-            "a burst of produce requests can hold up the controller's requests behind it (KIP-291)."),
+            "a burst of produce requests can hold up the controller's requests behind it (KIP-291).", maximum=10_000),
     Setting("kclab.isr.change.propagation.interval.ms", int, 2500, 500,
-            "Lab only: Kafka checks pending ISR changes every 2.5 s before writing /isr_change_notification."),
+            "Lab only: Kafka checks pending ISR changes every 2.5 s before writing /isr_change_notification.",
+            maximum=60_000),
     Setting("kclab.auto.leader.rebalance.initial.delay.ms", int, 5000, 5000,
-            "Lab only: Kafka runs the first imbalance check 5 s after failover."),
+            "Lab only: Kafka runs the first imbalance check 5 s after failover.", maximum=HOUR_MS),
 )})
 
 
@@ -83,8 +97,11 @@ def parse_value(name: str, value: Any) -> Any:
             parsed = int(value)
         except (TypeError, ValueError):
             raise ConfigError(f"{name} must be an integer, got {value!r}") from None
-        if parsed < 0:
-            raise ConfigError(f"{name} must not be negative, got {parsed}")
+        if parsed < setting.minimum:
+            least = "not be negative" if setting.minimum == 0 else f"be at least {setting.minimum}"
+            raise ConfigError(f"{name} must {least}, got {parsed}")
+        if setting.maximum is not None and parsed > setting.maximum:
+            raise ConfigError(f"{name} must be at most {setting.maximum}, got {parsed}")
         return parsed
     return str(value)
 

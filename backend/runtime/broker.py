@@ -62,6 +62,7 @@ class SimulatedBroker:
         self._handlers: list[threading.Thread] = []
         self.pause_during: str | None = None
         self._session_lost = False
+        self._disconnected = False  # a zk_disconnected record was emitted; its zk_reconnected is due
 
     @property
     def alive(self) -> bool:
@@ -235,6 +236,7 @@ class SimulatedBroker:
     def _on_session_state(self, state) -> None:
         if self.status not in ("running", "paused", "shutting_down") or self.controller is None:
             return
+        self._note_connection(state)
         if state == KazooState.LOST:
             self._session_lost = True
             self.controller.forget_lost_watches()
@@ -245,6 +247,22 @@ class SimulatedBroker:
             self.controller.events.put(ev.RegisterBrokerAndReelect())
         elif state == KazooState.CONNECTED:
             self.controller.restore_watches()
+
+    def _note_connection(self, state) -> None:
+        """A running broker's connection to ZooKeeper dropping and coming back is a record each
+        (a frozen one notices nothing): an ensemble losing one server shows as exactly that."""
+        timeout = self.config["zookeeper.session.timeout.ms"]
+        if state == KazooState.SUSPENDED and self.status == "running" and not self._disconnected:
+            self._disconnected = True
+            self._emit("zk_disconnected", f"Broker {self.id} lost its connection to ZooKeeper. Its session (and "
+                                          f"/brokers/ids/{self.id}) lives on for up to {timeout} ms while it "
+                                          f"reconnects, to another server of the ensemble if there is one.")
+        elif state == KazooState.CONNECTED and self._disconnected:
+            self._disconnected = False
+            self._emit("zk_reconnected", f"Broker {self.id} reached ZooKeeper again within its session timeout: "
+                                         f"its session and /brokers/ids/{self.id} survived.")
+        elif state == KazooState.LOST:
+            self._disconnected = False
 
     # -- control requests ---------------------------------------------------------------------------
     def enqueue_control_request(self, request, correlation_id: int, sent_seq: int | None, callback) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.retry import KazooRetry
 
 from backend.core.assignment import assign_replicas_to_brokers
 from backend.core.config import KafkaConfig, config_string, topic_config_value
@@ -101,7 +102,10 @@ class Cluster:
         finally:
             root.stop()
             root.close()
-        self._tools = KazooClient(hosts=self.zk_hosts + self.chroot, handler=PollingThreadingHandler())
+        # Reconnect for ever but never more than 2 s apart (kazoo's default backs off to an hour):
+        # after a ZooKeeper outage the page's view of the tree must come back with it.
+        self._tools = KazooClient(hosts=self.zk_hosts + self.chroot, handler=PollingThreadingHandler(),
+                                  connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0))
         self._tools.start(timeout=15)
         self.admin = AdminZkClient(self._tools)
         if self._observe:
@@ -145,12 +149,14 @@ class Cluster:
         for broker in self.brokers.values():
             if broker.alive:
                 broker.stop()
-        if self._tools is not None:
-            if not keep:
-                self._delete_chroot()
-            self._tools.stop()
-            self._tools.close()
-        heap.release()
+        try:
+            if self._tools is not None and not keep:
+                self._delete_chroot()  # may fail with ZooKeeper away: the app's sweep removes it later
+        finally:
+            if self._tools is not None:
+                self._tools.stop()
+                self._tools.close()
+            heap.release()
 
     def _delete_chroot(self) -> None:
         root = KazooClient(hosts=self.zk_hosts)
@@ -184,6 +190,16 @@ class Cluster:
             self._tools.delete(paths.CONTROLLER)
         except NoNodeError:
             pass
+
+    def topic_partition_counts(self) -> dict[str, int]:
+        """Each topic in ``/brokers/topics`` with its number of partitions (for the size bounds)."""
+        counts = {}
+        for topic in self._children(paths.BROKER_TOPICS):
+            try:
+                counts[topic] = len(self.admin.get_topic_assignment(topic))
+            except NoNodeError:
+                continue
+        return counts
 
     def topic_exists(self, topic: str) -> bool:
         return self._tools.exists(paths.topic_path(topic)) is not None

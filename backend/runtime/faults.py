@@ -22,6 +22,7 @@ from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.runtime.cluster import Cluster
 from backend.scripts.cluster_spec import TopicSpec
+from backend.scripts.limits import MAX_MESSAGES, MAX_PARTITIONS, MAX_TOPICS
 from backend.scripts.vocabulary import FAULT_VOCABULARY, check_step
 from backend.zk import paths
 
@@ -298,7 +299,44 @@ def _check_resume(cluster, args):
 
 def _check_new_topic(cluster, args):
     _topic(cluster, args["topic"], must_exist=False)
+    topics = cluster.topic_partition_counts()
+    _check_size(len(topics) + 1, sum(topics.values()) + args.get("partitions", 1))
     return f"Creating topic {args['topic']}."
+
+
+def _check_add_partitions(cluster, args):
+    _topic(cluster, args["topic"])
+    topics = cluster.topic_partition_counts()
+    _check_size(len(topics), sum(topics.values()) - topics.get(args["topic"], 0) + args["partitions"])
+    return f"Adding partitions to topic {args['topic']}."
+
+
+def _check_size(topics: int, partitions: int) -> None:
+    """The same bounds a script's cluster and steps are checked against (``backend/scripts/limits``)."""
+    if topics > MAX_TOPICS:
+        raise FaultRefused(f"this cluster may hold at most {MAX_TOPICS} topics; delete one first")
+    if partitions > MAX_PARTITIONS:
+        raise FaultRefused(f"this cluster may hold at most {MAX_PARTITIONS} partitions in all; this would make "
+                           f"{partitions}")
+
+
+def _check_stall(verb):
+    def check(cluster, args):
+        _broker(cluster, {**args, "_verb": verb}, "running")
+        if args.get("partition") is not None:
+            _partition(cluster, f"{args['topic']}-{args['partition']}")
+        elif args.get("topic") is not None:
+            _topic(cluster, args["topic"])
+        return f"Broker {args['broker']}: {verb}."
+    return check
+
+
+def _check_produce(cluster, args):
+    sent, count = cluster.producer.requested, args.get("count", 1)
+    if sent + count > MAX_MESSAGES:
+        raise FaultRefused(f"this cluster has been sent {sent} messages; at most {MAX_MESSAGES} can be sent to one "
+                           f"cluster (start a new sandbox for more)")
+    return _check_partition_args("Producing to")(cluster, args)
 
 
 def _check_topic(verb):
@@ -342,13 +380,13 @@ FAULTS: dict[str, Fault] = {
     "create_topic": Fault(_check_new_topic, _create_topic),
     "delete_topic": Fault(_check_topic("Deleting"),
                           _delete_topic),
-    "add_partitions": Fault(_check_topic("Adding partitions to"), _add_partitions),
+    "add_partitions": Fault(_check_add_partitions, _add_partitions),
     "reassign_partitions": Fault(_check_partitions("Reassigning"), _reassign),
     "preferred_election": Fault(_check_partitions("Preferred replica election for", optional=True), _preferred),
     "set_config": Fault(_check_config, _set_config),
-    "stall_follower": Fault(_with_verb("stalled", "running"), _stall),
-    "resume_follower": Fault(_with_verb("resumed", "running"), _resume_follower),
-    "produce": Fault(_check_partition_args("Producing to"), _produce),
+    "stall_follower": Fault(_check_stall("stalled"), _stall),
+    "resume_follower": Fault(_check_stall("resumed"), _resume_follower),
+    "produce": Fault(_check_produce, _produce),
     "consume": Fault(_check_partition_args("Consuming from"), _consume),
     "zk_server_stop": Fault(lambda c, a: _check_zk(c, a, True), _zk_stop),
     "zk_server_start": Fault(lambda c, a: _check_zk(c, a, False), _zk_start),

@@ -90,6 +90,8 @@ class Producer:
         self._background: list[threading.Thread] = []
         self.last_error: str | None = None
         """The answer to the latest produce ("NONE": it succeeded) — lessons ask about it."""
+        self.requested = 0
+        """Messages asked for so far, sent or still to send: a cluster takes at most MAX_MESSAGES."""
 
     def leader_of(self, tp: TopicPartition) -> int | None:
         """The leader in the metadata cache of the first running broker (the client's view)."""
@@ -108,6 +110,7 @@ class Producer:
             done.set()
 
         timeout_s = self.cluster.config["request.timeout.ms"] / 1000 + 1
+        self.requested += count
         self.send(tp, count, acks, finished)
         if not done.wait(timeout_s):
             return ProduceResult("REQUEST_TIMED_OUT", None, count, self.leader_of(tp))
@@ -144,6 +147,8 @@ class Producer:
     def produce_in_background(self, tp: TopicPartition, count: int, acks: str, rate: float) -> None:
         """``count`` single-message requests at ``rate`` per second, not waiting for answers —
         so a slow broker builds up a queue, as with a real producer."""
+        self.requested += count  # counted now, so the next request sees them before they are sent
+
         def run():
             interval, start = 1 / rate, time.monotonic()
             for n in range(count):

@@ -191,14 +191,14 @@ class ReplayIndex:
         return replay
 
     # -- importing ---------------------------------------------------------------------------------------
-    def store(self, data: bytes) -> tuple[dict[str, Any], bool]:
+    def store(self, data: bytes, originals: ReplayIndex | None = None) -> tuple[dict[str, Any], bool]:
         """Keep an uploaded log; returns (its entry, whether a new file was written).
 
         A damaged log is kept (and listed as damaged: it plays up to the damage), but a file whose
         first line is no session header is refused. The name comes from the session id,
         ``<session>.imported[-N].jsonl``: an import never overwrites a log and is never appended
         to by a sandbox. The same bytes already here (imported twice, or exported from this
-        server) are not stored again."""
+        server, whose own logs ``originals`` holds when imports are kept apart) are not stored again."""
         checker = check_bytes(data)
         if checker.header is None:
             damage = checker.damage or Damage(1, EMPTY)
@@ -207,12 +207,13 @@ class ReplayIndex:
         self.directory.mkdir(parents=True, exist_ok=True)
         for n in range(0, 1000):
             candidate = _import_name(base, n)
-            if not (self.directory / candidate).exists():
+            holder = originals if n == 0 and originals is not None else self
+            if not (holder.directory / candidate).exists():
                 if n == 0:
                     continue
                 break
-            if _same_bytes(self.directory / candidate, data):
-                return self.entry(candidate), False
+            if _same_bytes(holder.directory / candidate, data):
+                return holder.entry(candidate), False
         with tempfile.NamedTemporaryFile(dir=self.directory, prefix=".import-", suffix=".tmp", delete=False) as tmp:
             tmp.write(data)
         try:

@@ -157,6 +157,8 @@ class ZooKeeperServer:
         self._config.update(extra_config or {})
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
+        self.stopped = True
+        """Stopped by :meth:`stop` (on purpose), as opposed to a JVM that died by itself."""
 
     # -- facts ---------------------------------------------------------------------------------
     @property
@@ -209,6 +211,7 @@ class ZooKeeperServer:
         with self._lock:
             if self.running:
                 return
+            self.stopped = False
             if self.base_dir is None:
                 self.base_dir = Path(tempfile.mkdtemp(prefix=f"kclab-zk-{self.port}-"))
             config = self._write_files()
@@ -237,6 +240,7 @@ class ZooKeeperServer:
         Removes the data directory unless it was given to the constructor.
         """
         with self._lock:
+            self.stopped = True
             proc, self._proc = self._proc, None
             _LIVE.discard(self)
             if proc is not None and proc.poll() is None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from backend.scripts.kafka_types import TOPIC_PATTERN
+from backend.scripts.limits import MAX_PARTITIONS, MAX_TOPICS
 from backend.scripts.types import Issue, Ref, is_int, name_of, suggestion
 from backend.scripts.vocabulary import Op
 
@@ -117,6 +118,18 @@ class World:
             issues.append((("topic",), f"topic {name!r} already exists (from {existing.origin})"))
         issues += self.replication_problems(args, ())
         self.add_topic(name, args["partitions"], args["replication_factor"], origin)
+        return issues + self.size_problems(("topic",))
+
+    def size_problems(self, path: tuple) -> list[Issue]:
+        """A cluster holds at most ``MAX_TOPICS`` topics and ``MAX_PARTITIONS`` partitions at once."""
+        live = [t for t in self.topics.values() if not t.deleted_by]
+        partitions = sum(t.partitions or 0 for t in live)
+        issues = []
+        if len(live) > MAX_TOPICS:
+            issues.append((path, f"a cluster may hold at most {MAX_TOPICS} topics; this would make {len(live)}"))
+        if partitions > MAX_PARTITIONS:
+            issues.append((path, f"a cluster may hold at most {MAX_PARTITIONS} partitions in all its topics; "
+                                 f"this would make {partitions}"))
         return issues
 
     def replication_problems(self, args: dict, path: tuple) -> list[Issue]:
@@ -155,7 +168,7 @@ class World:
                     issues.append((("assignment", partition), f"assignment.{partition} has {len(replicas)} "
                                    f"replicas but topic {args['topic']!r} has replication factor {factor}"))
         topic.partitions = total
-        return issues
+        return issues + self.size_problems(("partitions",))
 
     def _zookeeper_problems(self, op_name: str) -> list[Issue]:
         if self.zookeeper_servers in (None, 3):

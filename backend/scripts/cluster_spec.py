@@ -15,10 +15,10 @@ from typing import Any, Mapping
 from backend.scripts.checks import World
 from backend.scripts.kafka_types import BROKER, TOPIC_NAME, TOPIC_PATTERN, ConfigMap
 from backend.scripts.fields import Field, Record, check_fields, fields_schema
+from backend.scripts.limits import MAX_BROKERS, MAX_TOPICS
 from backend.scripts.types import Choice, FieldType, Issue, ListOf, name_of, shown
 from backend.scripts.vocabulary import COUNTS_OR_ASSIGNMENT, TOPIC_SPEC_FIELDS, counts_from_assignment, check_args
 
-MAX_BROKERS = 7
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class TopicSpecs(FieldType):
         return out, issues
 
     def schema(self):
-        return {"type": "object", "propertyNames": TOPIC_NAME.key_schema(),
+        return {"type": "object", "propertyNames": TOPIC_NAME.key_schema(), "maxProperties": MAX_TOPICS,
                 "additionalProperties": fields_schema(TOPIC_SPEC_FIELDS, dict(COUNTS_OR_ASSIGNMENT.schema))}
 
 
@@ -110,6 +110,7 @@ def check_cluster(value: Any) -> tuple[ClusterSpec | None, World, list[Issue]]:
                                    for ref in f.type.refs(spec[f.name], where + (f.name,)))
         issues += world.replication_problems(spec, where)
         world.add_topic(name, spec["partitions"], spec["replication_factor"], "cluster.topics")
+    issues += world.size_problems(path + ("topics",))
     if issues:
         return None, world, issues
     spec = ClusterSpec(

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from backend.core.config import SETTINGS, ConfigError, parse_value
+from backend.scripts.limits import MAX_BROKERS, MAX_PARTITIONS_PER_TOPIC
 from backend.scripts.types import (FieldType, Int, ListOf, MapOf, Ref, Str, is_int, name_of,
                                           shown, suggestion)
 
@@ -25,7 +26,7 @@ BROKER = Int(0, MAX_BROKER_ID, ref="broker", label=f"a broker id from 0 to {MAX_
 PARTITION = Int(0, label="a partition number (an integer of at least 0)")
 TOPIC_NAME = Str(TOPIC_PATTERN, "a topic name (1 to 249 letters, digits, '.', '_' or '-')")
 TOPIC = Str(TOPIC_PATTERN, TOPIC_NAME.label, ref="topic")
-BROKER_LIST = ListOf(BROKER, min_items=1, unique=True, label="a list of distinct broker ids")
+BROKER_LIST = ListOf(BROKER, min_items=1, max_items=MAX_BROKERS, unique=True, label="a list of distinct broker ids")
 
 
 def parse_partition_key(key: str) -> tuple[str, int]:
@@ -112,8 +113,8 @@ def unknown_setting(name) -> str:
 def setting_schema(name: str) -> dict:
     """The JSON Schema of one setting's value: its YAML type, and null only if Kafka has no default."""
     setting = SETTINGS[name]
-    base = {bool: {"type": "boolean"}, int: {"type": "integer", "minimum": 0}}.get(setting.type,
-                                                                                 {"type": "string"})
+    bounds = {"minimum": setting.minimum, **({"maximum": setting.maximum} if setting.maximum is not None else {})}
+    base = {bool: {"type": "boolean"}, int: {"type": "integer", **bounds}}.get(setting.type, {"type": "string"})
     return {"anyOf": [base, {"type": "null"}]} if setting.kafka_default is None else base
 
 
@@ -179,7 +180,7 @@ class Assignment(MapOf):
     """``{partition: [broker, ...]}``: partitions 0..n-1, each with the same number of distinct brokers."""
 
     def __init__(self) -> None:
-        super().__init__(PARTITION, BROKER_LIST, min_items=1,
+        super().__init__(PARTITION, BROKER_LIST, min_items=1, max_items=MAX_PARTITIONS_PER_TOPIC,
                          label="a replica assignment like {0: [1, 0], 1: [0, 1]}")
 
     def check(self, value, path):
@@ -199,7 +200,7 @@ class NewPartitionsAssignment(MapOf):
     """The replicas of the partitions ``add_partitions`` creates; the ids are checked per topic."""
 
     def __init__(self) -> None:
-        super().__init__(PARTITION, BROKER_LIST, min_items=1,
+        super().__init__(PARTITION, BROKER_LIST, min_items=1, max_items=MAX_PARTITIONS_PER_TOPIC,
                          label="a replica assignment of the new partitions like {3: [1, 0]}")
 
 

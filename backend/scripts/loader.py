@@ -22,6 +22,7 @@ from typing import Any, Mapping
 from backend.scripts.checks import World
 from backend.scripts.cluster_spec import ClusterSpec, TopicSpec, check_cluster
 from backend.scripts.kafka_types import parse_partition_key
+from backend.scripts.limits import MAX_STEPS
 from backend.scripts.types import FieldType, Issue, shown, suggestion
 from backend.scripts.yaml_lines import LineDict, line_of, load_yaml, plain
 from backend.scripts.vocabulary import SCRIPT_VOCABULARY, Op, check_step
@@ -126,6 +127,9 @@ def parse_script(text: str, filename: str = "<string>", *, vocabulary: Mapping[s
     if "steps" in doc and not isinstance(raw_steps, list):
         report(doc, [(("steps",), f"steps must be a list of steps, each like {{op: crash_broker, broker: 1}}, "
                                   f"got {shown(raw_steps)}")])
+        raw_steps = []
+    if len(raw_steps or []) > MAX_STEPS:
+        report(doc, [(("steps",), f"a script may have at most {MAX_STEPS} steps, this one has {len(raw_steps)}")])
         raw_steps = []
     steps = _check_steps(raw_steps or [], world, vocabulary, report)
     # A value YAML could not build was read as null; what the checks then say about it is noise.

@@ -256,6 +256,7 @@ class MapOf(FieldType):
     key: FieldType
     value: FieldType
     min_items: int = 0
+    max_items: int | None = None
     label: str = ""
 
     def __post_init__(self) -> None:
@@ -277,6 +278,8 @@ class MapOf(FieldType):
         if len(value) < self.min_items:
             issues.append((path, f"{name_of(path)} must have at least {self.min_items} entr"
                                  f"{'ies' if self.min_items != 1 else 'y'}"))
+        if self.max_items is not None and len(value) > self.max_items:
+            issues.append((path, f"{name_of(path)} may have at most {self.max_items} entries, got {len(value)}"))
         return out, issues
 
     def schema(self):
@@ -284,6 +287,8 @@ class MapOf(FieldType):
                "additionalProperties": self.value.schema()}
         if self.min_items:
             out["minProperties"] = self.min_items
+        if self.max_items is not None:
+            out["maxProperties"] = self.max_items
         return out
 
     def refs(self, value, path):

@@ -24,6 +24,7 @@ from backend.scripts.kafka_types import (BROKER, BROKER_LIST, PARTITION, TOPIC, 
                                           ConfigMap, NewPartitionsAssignment, PartitionKey, ReplicaKey,
                                           SettingName, check_setting_value, not_topic_level, setting_schema)
 from backend.scripts.fields import Field, Record, check_fields
+from backend.scripts.limits import MAX_PARTITIONS, MAX_PARTITIONS_PER_TOPIC, MAX_PRODUCE_COUNT, MAX_REPLICATION_FACTOR
 from backend.scripts.types import NO_DEFAULT, Choice, Int, Issue, ListOf, MapOf, Nullable, Scalar, shown, suggestion
 
 # Kafka 2.8's ControllerEvent classes a broker can be paused in (backend/core/events.py).
@@ -153,8 +154,8 @@ AT_LEAST_ONE_EXPECTATION = Rule("at least one expectation", _at_least_one_expect
                                 {"anyOf": [{"required": [key]} for key in EXPECTATIONS]})
 
 TOPIC_SPEC_FIELDS = (
-    _f("partitions", Int(1), "how many partitions", default=1),
-    _f("replication_factor", Int(1), "how many replicas each partition has", default=1),
+    _f("partitions", Int(1, MAX_PARTITIONS_PER_TOPIC), "how many partitions", default=1),
+    _f("replication_factor", Int(1, MAX_REPLICATION_FACTOR), "how many replicas each partition has", default=1),
     _f("assignment", Assignment(), "which brokers hold each partition's replicas, preferred leader first"),
     _f("config", ConfigMap(topic_level=True), "topic-level settings, e.g. unclean.leader.election.enable"),
 )
@@ -194,17 +195,18 @@ OPS = (
        (_f("topic", TOPIC, "the topic to delete", required=True),)),
     Op("add_partitions", "Grow a topic to a new total number of partitions.",
        (_f("topic", TOPIC, "the topic to grow", required=True),
-        _f("partitions", Int(1), "the new total number of partitions", required=True),
+        _f("partitions", Int(1, MAX_PARTITIONS_PER_TOPIC), "the new total number of partitions", required=True),
         _f("assignment", NewPartitionsAssignment(), "replicas of the new partitions (absent: automatic)"))),
     Op("reassign_partitions", "Move partitions to new replicas via /admin/reassign_partitions.",
-       (_f("partitions", MapOf(PartitionKey(), BROKER_LIST, min_items=1),
+       (_f("partitions", MapOf(PartitionKey(), BROKER_LIST, min_items=1, max_items=MAX_PARTITIONS),
            "each partition's new replicas, preferred leader first", required=True),)),
     Op("preferred_election", "Move leadership back to preferred replicas via /admin/preferred_replica_election.",
-       (_f("partitions", ListOf(PartitionKey(), min_items=1, unique=True), "which partitions (absent: all)"),)),
+       (_f("partitions", ListOf(PartitionKey(), min_items=1, max_items=MAX_PARTITIONS, unique=True),
+           "which partitions (absent: all)"),)),
     Op("produce", "Write records to a partition's leader.",
        (_f("topic", TOPIC, "the topic", required=True),
         _f("partition", PARTITION, "the partition", required=True),
-        _f("count", Int(1), "how many records", default=1),
+        _f("count", Int(1, MAX_PRODUCE_COUNT), "how many records", default=1),
         _f("acks", Choice((0, 1, "all")), "0: no wait; 1: the leader; all: every ISR member", default=1),
         _f("rate", Int(1, 10000), "messages per second, sent one by one in the background (absent: all at once, "
                                   "waiting for the answer)"),

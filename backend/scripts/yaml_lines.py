@@ -19,6 +19,8 @@ from typing import Any, Iterable
 
 import yaml
 
+from backend.scripts.limits import MAX_YAML_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
+
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _MAP_TAGS = {"tag:yaml.org,2002:map"}
 _SEQ_TAGS = {"tag:yaml.org,2002:seq"}
@@ -58,21 +60,56 @@ def load_yaml(text: str) -> tuple[Any, list[YamlIssue]]:
     An empty document gives ``None``. A syntax error gives ``(None, [fatal issue])`` with YAML's
     own line and column, since nothing after it can be trusted.
     """
+    if len(text) > MAX_YAML_BYTES:
+        return None, [YamlIssue(1, f"the document is {len(text)} characters long; at most {MAX_YAML_BYTES} "
+                                   f"are read", True)]
+    try:
+        too_deep = _too_deep(text)
+    except yaml.MarkedYAMLError as error:
+        return None, [_syntax_issue(error)]
+    except yaml.reader.ReaderError as error:
+        line = text[: error.position].count("\n") + 1
+        return None, [YamlIssue(line, f"the file cannot be read as YAML text: {error.reason}", True)]
+    if too_deep is not None:
+        return None, [too_deep]
     loader = yaml.SafeLoader(text)
     try:
         try:
             node = loader.get_single_node()
         except yaml.MarkedYAMLError as error:
             return None, [_syntax_issue(error)]
-        except yaml.reader.ReaderError as error:
-            line = text[: error.position].count("\n") + 1
-            return None, [YamlIssue(line, f"the file cannot be read as YAML text: {error.reason}", True)]
         if node is None:
             return None, []
         issues: list[YamlIssue] = []
-        return _Builder(loader, issues).build(node), issues
+        try:
+            return _Builder(loader, issues).build(node), issues
+        except _TooLarge as error:
+            return None, [YamlIssue(error.line, str(error), True)]
     finally:
         loader.dispose()
+
+
+def _too_deep(text: str) -> YamlIssue | None:
+    """The first place mappings and lists nest deeper than ``MAX_YAML_DEPTH``, found from
+    PyYAML's events (its parser keeps an explicit stack; its composer and our builder recurse,
+    and 3,000 levels would end in a RecursionError)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                return YamlIssue(event.start_mark.line + 1, f"mappings and lists are nested more than "
+                                                            f"{MAX_YAML_DEPTH} deep here", True)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return None
+
+
+class _TooLarge(ValueError):
+    def __init__(self, line: int) -> None:
+        super().__init__(f"the document expands to more than {MAX_YAML_NODES} values (aliases count each time "
+                         f"they are used): it is too large to be a script")
+        self.line = line
 
 
 def plain(value: Any) -> Any:
@@ -126,15 +163,22 @@ class _Builder:
         self.loader = loader
         self.issues = issues
         self.active: set[int] = set()  # nodes being built: an alias to one of them is a cycle
+        self.built = 0  # values built, an alias's again each time: the alias bomb's budget
 
     def build(self, node: yaml.Node) -> Any:
         line = node.start_mark.line + 1
+        self.built += 1
+        if self.built > MAX_YAML_NODES:
+            raise _TooLarge(line)
         if isinstance(node, yaml.ScalarNode):
             try:
                 return self.loader.construct_object(node, deep=True)
             except yaml.MarkedYAMLError as error:
                 self.issues.append(YamlIssue(line, f"{error.problem} (a script uses plain YAML values)",
                                              replaced=True))
+                return None
+            except ValueError as error:  # e.g. an integer of 5,000 digits
+                self.issues.append(YamlIssue(line, f"this value cannot be read: {error}", replaced=True))
                 return None
         if id(node) in self.active:
             self.issues.append(YamlIssue(line, "an alias refers to a mapping or list that contains it; "

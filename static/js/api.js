@@ -20,7 +20,8 @@ export class Api {
 
   async _call(method, path, {body, token, accept = []} = {}) {
     const headers = {Accept: 'application/json'};
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    // Every write is JSON, also without a body: the server refuses other writes (no cross-site forms).
+    if (body !== undefined || method !== 'GET') headers['Content-Type'] = 'application/json';
     if (token) headers['X-Sandbox-Token'] = token;
     let response;
     try {

@@ -17,6 +17,7 @@ import {createLessonView} from './views/lesson.js';
 import {createPartitionsView} from './views/partitions.js';
 import {createTimelineView} from './views/timeline.js';
 import {createZookeeperView} from './views/zookeeper.js';
+import {zookeeperStatus} from './zk-status.js';
 
 const ANIMATE_AT_MOST = 60; // more records than this in one frame: jump, do not animate
 const AUTO_HISTORY = 20000; // a joining page fetches the records before its snapshot if fewer than this
@@ -144,6 +145,7 @@ function startSource(next) {
     onStatus: status,
     onJoinError: (message) => joinFailed(message),
     onConnection: connection,
+    onZookeeper: zookeeper.update,
   });
   invalidate();
 }
@@ -239,6 +241,9 @@ async function boot() {
     controls.alerts.error(`Could not open a sandbox: ${error.message}`);
   }
 }
+
+const zookeeper = zookeeperStatus({banner: $('zk-banner')});
+zookeeper.check();
 
 // For the console and for browser tests: the store, act, time spent (ms), the current source.
 window.kclab = {store, act, stats, get source() { return source; }};

@@ -13,13 +13,15 @@
  */
 import {fold} from './model.js';
 import {parseReplayLog} from './replay-file.js';
+import {replayHeaders, sameOrigin} from './replay-access.js';
 
 export const READ_ONLY = 'A recorded session cannot change: this is a replay. Start a sandbox to act.';
 
 const BATCHES_PER_SECOND = 15;
 
 export async function replaySource(url, {snapshot = -1, rate = 40, chaos = false} = {}) {
-  const response = await fetch(url);
+  if (!sameOrigin(url)) throw new Error(`${url} is not on this server: only this server's replays can be played here`);
+  const response = await fetch(url, {headers: replayHeaders()});
   if (!response.ok) {
     const reason = await response.json().then((body) => body.error, () => null);
     throw new Error(`cannot load the replay log ${url}: ${reason ?? response.status}`);

@@ -8,10 +8,12 @@
  * [data-damaged][data-live][data-mode], a.play, a.export, #import-file, #errors (role=alert).
  */
 import {createAlerts} from './controls/alerts.js';
+import {adoptInstructorToken, replayHeaders} from './replay-access.js';
 import {
   MODES, apiQuery, choices, exportHref, filtersFromQuery, formatStarted, playHref, queryFromFilters, stateText,
 } from './replays-list.js';
 
+adoptInstructorToken();
 const $ = (sel) => document.querySelector(sel);
 const alerts = createAlerts($('#errors'), $('#infos'));
 const form = $('#filters');
@@ -22,10 +24,26 @@ let highlight = null;
 
 /** GET JSON; a failure throws with the server's own reason. */
 async function getJson(url, init) {
-  const response = await fetch(url, {headers: {Accept: 'application/json'}, ...init});
+  const response = await fetch(url, {...init, headers: {Accept: 'application/json', ...replayHeaders(),
+    ...init?.headers}});
   const data = await response.json().catch(() => null);
   if (!response.ok) throw new Error(data?.error ?? `${response.status} ${response.statusText}`);
   return data;
+}
+
+/** Export: the log is fetched with this browser's tokens (a plain link sends none), then saved. */
+async function download(event, href, name) {
+  event.preventDefault();
+  try {
+    const response = await fetch(href, {headers: replayHeaders()});
+    if (!response.ok) throw new Error((await response.json().catch(() => null))?.error ?? `${response.status}`);
+    const url = URL.createObjectURL(await response.blob());
+    const a = Object.assign(document.createElement('a'), {href: url, download: name});
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (error) {
+    alerts.error(`Could not export ${name}: ${error.message}`);
+  }
 }
 
 function setOptions(select, values, selected, label = (v) => v) {
@@ -98,6 +116,7 @@ function render(entries, total) {
     actions.append(link('▶ Play', playHref(e.name), 'play', `Play ${what}`));
     const exported = link('Export', exportHref(e.name), 'export', `Export ${what} as a file`);
     exported.setAttribute('download', e.name);
+    exported.addEventListener('click', (event) => download(event, exported.href, e.name));
     actions.append(exported);
     return row;
   });

@@ -4,6 +4,7 @@
  * (snapshot, then live records) with the HTTP API for missing ranges and for faults when the
  * socket is down.
  */
+import {rememberToken} from './replay-access.js';
 import {connectSandbox} from './socket.js';
 
 const KEY = 'kclab.sandbox';
@@ -23,6 +24,7 @@ export function forgetSandbox() {
 
 /** Keep `sandbox` ({id, token}) as this browser's sandbox: a reload resumes it (walkthroughs too). */
 export function rememberSandbox(sandbox) {
+  rememberToken(sandbox.token);
   localStorage.setItem(KEY, JSON.stringify({id: sandbox.id, token: sandbox.token}));
 }
 
@@ -39,7 +41,7 @@ export async function openSandbox(api, {cluster = undefined, fresh = false} = {}
     }
   }
   const created = await api.createSandbox(cluster ?? {});
-  localStorage.setItem(KEY, JSON.stringify({id: created.id, token: created.token}));
+  rememberSandbox(created);
   return {id: created.id, token: created.token, cluster: created.cluster, mode: created.mode, lesson: created.lesson,
     resumed: false};
 }

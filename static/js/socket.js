@@ -6,7 +6,8 @@
  */
 const ACK_TIMEOUT_MS = 10000;
 
-export function connectSandbox(io, {sandbox, token, onSnapshot, onRecords, onStatus, onJoinError, onConnection}) {
+export function connectSandbox(io, {sandbox, token, onSnapshot, onRecords, onStatus, onJoinError, onConnection,
+  onZookeeper}) {
   const socket = io({transports: ['websocket'], reconnectionDelayMax: 4000});
   let closed = false;
 
@@ -32,6 +33,7 @@ export function connectSandbox(io, {sandbox, token, onSnapshot, onRecords, onSta
   socket.on('records', (payload) => {
     if (!closed && payload?.sandbox === sandbox && Array.isArray(payload.records)) onRecords(payload.records, payload.head);
   });
+  socket.on('zookeeper', (status) => { if (!closed) onZookeeper?.(status); }); // the server's ZooKeeper came or went
   socket.on('disconnect', (reason) => {
     if (closed) return;
     onStatus?.(`disconnected (${reason})`);

@@ -13,7 +13,8 @@ export class TeachingApi {
 
   async _call(method, path, {body, headers = {}} = {}) {
     const all = {Accept: 'application/json', ...headers};
-    if (body !== undefined) all['Content-Type'] = 'application/json';
+    // Every write is JSON, also without a body: the server refuses other writes (no cross-site forms).
+    if (body !== undefined || method !== 'GET') all['Content-Type'] = 'application/json';
     let response;
     try {
       response = await fetch(this.base + path, {method, headers: all, body: body === undefined ? undefined : JSON.stringify(body)});

@@ -84,7 +84,9 @@ def new_page(browser, request):
     ARTIFACTS.mkdir(exist_ok=True)
 
     def make(viewport=None):
-        context = browser.new_context(viewport=viewport or {"width": 1400, "height": 900})
+        # Playwright's wait_for_function evaluates its predicate with eval, which the app's CSP
+        # forbids (script-src 'self'); test_zookeeper_banner.py checks the page under the CSP.
+        context = browser.new_context(viewport=viewport or {"width": 1400, "height": 900}, bypass_csp=True)
         page = context.new_page()
         page.set_default_timeout(20_000)
         page.on("pageerror", lambda error: page.__dict__.setdefault("_kclab_errors", []).append(str(error)))

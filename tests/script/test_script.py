@@ -162,8 +162,8 @@ def test_unknown_field_names_its_line_and_suggests():
 
 
 @pytest.mark.parametrize("fields, message", [
-    (["partition: 0", "count: 0"], "count must be an integer of at least 1, got 0"),
-    (["partition: 0", "count: true"], "count must be an integer of at least 1, got true"),
+    (["partition: 0", "count: 0"], "count must be an integer from 1 to 10000, got 0"),
+    (["partition: 0", "count: true"], "count must be an integer from 1 to 10000, got true"),
     (["partition: 0", "acks: 2"], "acks must be one of 0, 1, all, got 2"),
     (["partition: first"], "partition must be a partition number (an integer of at least 0), got the text 'first'"),
 ])

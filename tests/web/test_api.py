@@ -120,12 +120,12 @@ def test_assets_come_from_our_own_origin(client):
 
 
 def test_openapi_documents_every_api_route_and_method_the_app_serves(app, client):
-    """The document cannot fall behind the code: every /api/ rule of the app, with each of its
-    methods, is a path of /api/openapi.json (Flask's <x> written as OpenAPI's {x})."""
+    """The document cannot fall behind the code: every /api/ rule of the app (and /healthz), with
+    each of its methods, is a path of /api/openapi.json (Flask's <x> written as OpenAPI's {x})."""
     document = client.get("/api/openapi.json").get_json()
     served = set()
     for rule in app.url_map.iter_rules():
-        if rule.rule.startswith("/api/"):
+        if rule.rule.startswith("/api/") or rule.rule == "/healthz":
             path = re.sub(r"<(?:[a-z]+:)?([a-z_]+)>", r"{\1}", rule.rule)
             served |= {(path, method.lower()) for method in rule.methods - {"HEAD", "OPTIONS"}}
     documented = {(path, method) for path, item in document["paths"].items() for method in item

@@ -21,6 +21,15 @@ T0 = 1_795_219_200_000  # 2026-11-21 00:00 UTC
 
 
 @pytest.fixture(scope="module")
+def client(app):
+    """The instructor's client: every log is theirs to open (who else may open what is tested in
+    tests/hardening/test_replay_access.py)."""
+    client = app.test_client()
+    client.environ_base["HTTP_X_INSTRUCTOR_TOKEN"] = app.config["INSTRUCTOR_TOKEN"]
+    return client
+
+
+@pytest.fixture(scope="module")
 def replay_dir(app) -> Path:
     return app.extensions["kclab"].sandboxes.replay_dir
 
@@ -175,7 +184,7 @@ def test_import_a_raw_body_stores_it_under_a_new_name(client, logs, tmp_path):
     entry = response.get_json()
     assert entry["ok"] and entry["created"] and entry["name"] == "elsewhere-1.imported.jsonl"
     assert entry["imported"] and entry["records"] == 4 and not entry["damaged"]
-    assert (logs / entry["name"]).read_bytes() == data
+    assert (logs.parent / "imported-replays" / entry["name"]).read_bytes() == data, "imports are kept apart from recorded logs"
     assert "elsewhere-1.imported.jsonl" in listing(client, "?lesson=failover")
 
     again = client.post("/api/replays", data=data, content_type="application/x-ndjson")
@@ -257,7 +266,7 @@ def test_a_hostile_session_id_cannot_choose_the_path(client, logs, tmp_path):
     response = client.post("/api/replays", data=json.dumps(header).encode() + b"\n", content_type="text/plain")
     assert response.status_code == 201
     name = response.get_json()["name"]
-    assert "/" not in name and not name.startswith(".") and (logs / name).is_file()
+    assert "/" not in name and not name.startswith(".") and (logs.parent / "imported-replays" / name).is_file()
 
 
 def test_a_large_import_over_the_app_s_default_limit(client, logs, tmp_path):

@@ -81,3 +81,53 @@ def test_a_watched_sandbox_is_not_reclaimed_but_an_idle_one_is(app):
     assert sandbox.watchers == 0
     assert manager.reap_idle(now=sandbox.last_active + manager.idle_seconds + 1) == [created["id"]]
     assert manager.get(created["id"]) is None
+
+
+def fresh_sandbox(app) -> dict:
+    response = app.test_client().post("/api/sandboxes", json={"cluster": {"brokers": [0]}})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def test_an_unexpected_error_in_a_handler_is_answered_500_and_the_socket_lives_on(app, monkeypatch):
+    from web import service
+
+    sandbox = fresh_sandbox(app)
+    client = connect(app)
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("a bug nobody foresaw")
+
+    monkeypatch.setattr(service, "records_since", broken)
+    answer = client.emit("records_since", {"sandbox": sandbox["id"], "token": sandbox["token"], "since": 0},
+                         callback=True)
+    assert answer == {"ok": False, "status": 500, "error": "the server failed: RuntimeError"}
+    monkeypatch.undo()
+    again = client.emit("join", {"sandbox": sandbox["id"], "token": sandbox["token"]}, callback=True)
+    assert again["ok"], "the same connection still answers"
+
+
+def test_a_failing_broadcast_round_is_logged_and_the_broadcaster_goes_on(app, monkeypatch, caplog):
+    sandbox = fresh_sandbox(app)
+    broadcaster = app.extensions["kclab"].broadcaster
+    manager = app.extensions["kclab"].sandboxes
+    calls = {"n": 0}
+    real_all = manager.all
+
+    def flaky():
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("one bad round")
+        return real_all()
+
+    monkeypatch.setattr(manager, "all", flaky)
+    client = connect(app)
+    client.emit("join", {"sandbox": sandbox["id"], "token": sandbox["token"]}, callback=True)
+    client.get_received()
+    broadcaster._wake.set()
+    wait_until(lambda: calls["n"] >= 1, 10, "the broadcaster to run a round")
+    ack = client.emit("fault", {"sandbox": sandbox["id"], "token": sandbox["token"], "op": "crash_broker",
+                                "broker": 0}, callback=True)
+    assert ack["ok"], ack
+    wait_until(lambda: received_records(client, sandbox["id"]), 10, "records after the failed round")
+    assert "one bad round" in caplog.text

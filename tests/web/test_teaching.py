@@ -42,7 +42,7 @@ def test_the_lesson_list(client):
 
 
 def test_walkthrough_waits_for_continue_and_grades_the_answer(client):
-    sandbox = client.post("/api/lessons/controller_failover/walkthrough").get_json()
+    sandbox = client.post("/api/lessons/controller_failover/walkthrough", json={}).get_json()
     h = {"X-Sandbox-Token": sandbox["token"]}
     wait_until(lambda: lesson_state(client, sandbox, "step_started", 5), 20, "the lesson to reach its pause")
     assert not lesson_state(client, sandbox, "step_finished", 5)  # waiting for Continue
@@ -63,7 +63,7 @@ def test_walkthrough_waits_for_continue_and_grades_the_answer(client):
 
 
 def test_back_replays_to_the_step_and_try_it_forks_free_play(client):
-    sandbox = client.post("/api/lessons/controller_failover/walkthrough").get_json()
+    sandbox = client.post("/api/lessons/controller_failover/walkthrough", json={}).get_json()
     h = {"X-Sandbox-Token": sandbox["token"]}
     wait_until(lambda: lesson_state(client, sandbox, "step_started", 5), 20, "the pause")
     back = client.post(f"/api/sandboxes/{sandbox['id']}/lesson/back", headers=h, json={"step": 4})

@@ -51,9 +51,8 @@ def run(args) -> int:
     logging.getLogger("kazoo").setLevel(logging.ERROR)  # connection drops are faults here, and recorded
     on_record = _print_json if args.json else None
     if args.zk:
-        result = runner(args.zk, chroot=args.chroot, replay_dir=args.replay_dir, keep=args.keep,
-                        on_record=on_record).run()
-        return _report(result)
+        return _report(_claimed_run(args.zk, runner(args.zk, chroot=args.chroot, replay_dir=args.replay_dir,
+                                                    keep=args.keep, on_record=on_record)))
     with embedded_zookeeper(script.cluster.zookeeper_servers) as zk:
         result = runner(zk.hosts, chroot=args.chroot, zk_control=zk, replay_dir=args.replay_dir,
                         keep=args.keep, on_record=on_record).run()
@@ -61,6 +60,19 @@ def run(args) -> int:
             print(f"ZooKeeper stays up at {zk.hosts} for inspection; Ctrl-C stops it.", file=sys.stderr, flush=True)
             _wait_for_interrupt()
     return _report(result)
+
+
+def _claimed_run(hosts: str, runner):
+    """Run on a shared ensemble with the chroot claimed for the run (``backend/zk/app_session``),
+    so an app sharing the ensemble never sweeps it away while its brokers happen to be down."""
+    from backend.zk.app_session import AppSession
+    session = AppSession(hosts)
+    session.start(wait_s=15)
+    try:
+        session.claim(runner.cluster.chroot)
+        return runner.run()
+    finally:
+        session.stop()
 
 
 def _print_json(record) -> None:

@@ -42,7 +42,13 @@ def register(subparsers) -> None:
                         metavar="URL", help="the address students use, for the printed links, e.g. "
                                             "https://lab.example.edu/ (default: $KCLAB_PUBLIC_URL, else the "
                                             "address the app listens on)")
-    parser.add_argument("--threads", type=int, default=200, help="gunicorn worker threads (default 200)")
+    parser.add_argument("--threads", type=int, default=64,
+                        help="threads kept for HTTP requests, beyond those of open page sockets (default 64)")
+    parser.add_argument("--max-sockets", type=int, default=1000,
+                        help="open page sockets (each holds a thread; more are refused until one closes; default 1000; "
+                             "0: no cap, as before issue 11 — for benchmarks)")
+    parser.add_argument("--trusted-proxies", type=int, default=0, metavar="N",
+                        help="reverse proxies in front of the app whose X-Forwarded-For names the client (default 0)")
     parser.add_argument("--data-dir", metavar="DIR", help="replay logs and uploads (default ./var)")
     parser.add_argument("--dev", action="store_true", help="Werkzeug's development server instead of gunicorn")
     parser.set_defaults(func=run)
@@ -63,18 +69,37 @@ def run(args) -> int:
     if args.zk:
         return _serve(args, args.zk, None, token)
     from backend.runtime.zk_server import ZooKeeperServer
+    from backend.runtime.zk_supervisor import Supervisor
     print("starting an embedded ZooKeeper ...", file=sys.stderr, flush=True)
     with ZooKeeperServer(force_sync=False) as zk:
-        return _serve(args, zk.hosts, zk, token)
+        supervisor = Supervisor(zk, on_restart=_said).start()  # a JVM that dies comes back, same port and data
+        try:
+            return _serve(args, zk.hosts, zk, token)
+        finally:
+            supervisor.stop()
+
+
+def _said(server, error) -> None:
+    if error is None:
+        print(f"ZooKeeper on {server.hosts} had stopped: restarted on the same port and data directory",
+              file=sys.stderr, flush=True)
+    else:
+        print(f"ZooKeeper on {server.hosts} had stopped and could not be restarted yet: {error}",
+              file=sys.stderr, flush=True)
 
 
 def _serve(args, hosts: str, zk_control, token: str) -> int:
-    config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token}
+    config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token,
+              "MAX_SOCKETS": args.max_sockets or None, "TRUSTED_PROXIES": args.trusted_proxies}
+    for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST"):
+        if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
+            config[key] = float(os.environ[f"KCLAB_{key}"])
     url = args.public_url or f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
     banner = (f"Kafka Controller Lab is serving at {url} (listening on {args.host}:{args.port})\n"
               f"Instructor (keep this link to yourself): {url}instructor#token={token}\n"
               f"Students join a class at {url}join\n"
               f"Class statistics (instructor): {url}stats#token={token}\n"
+              f"Every recorded session (instructor): {url}replays#token={token}\n"
               f"ZooKeeper: {hosts} (each sandbox under /kclab/<session-id>)\nStop with Ctrl-C.")
     if args.dev:
         from web.app import create_app
@@ -84,7 +109,7 @@ def _serve(args, hosts: str, zk_control, token: str) -> int:
             app.extensions["kclab"].socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True,
                                                  log_output=False)
         finally:
-            app.extensions["kclab"].sandboxes.close_all()
+            app.extensions["kclab"].close()
         return 0
     from web.gunicorn_app import serve
-    return serve(config, args.host, args.port, args.threads, banner)
+    return serve(config, args.host, args.port, args.max_sockets + args.threads, banner)

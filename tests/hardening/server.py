@@ -1,0 +1,85 @@
+"""A real ``kclab serve`` (gunicorn, embedded ZooKeeper) in a child process, for the hardening
+tests: what a careless or mischievous student can do to it, over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from backend.runtime.zk_server import free_ports
+from tests.support import LineReader, child_pids, kclab_command, wait_until
+
+
+@dataclass
+class Served:
+    proc: subprocess.Popen
+    url: str
+    token: str
+    data_dir: Path
+    out: LineReader
+    zk_hosts: str = ""
+
+    def call(self, method: str, path: str, body=None, headers: dict | None = None, raw: bytes | None = None,
+             timeout: float = 30.0) -> tuple[int, dict, dict]:
+        """(status, JSON body or {}, headers); never raises for an HTTP error status."""
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=all_headers)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                text, status, got = response.read(), response.status, dict(response.headers)
+        except urllib.error.HTTPError as error:
+            text, status, got = error.read(), error.code, dict(error.headers)
+        try:
+            parsed = json.loads(text) if text else {}
+        except ValueError:
+            parsed = {"raw": text[:200]}
+        return status, parsed, got
+
+    def worker_pid(self) -> int:
+        """gunicorn's worker: the master's child that is not the ZooKeeper JVM."""
+        return wait_until(lambda: next(iter(set(child_pids(self.proc.pid, "kclab")) - set(self.zk_pids())), None),
+                          30, "gunicorn's worker process")
+
+    def zk_pids(self) -> list[int]:
+        return child_pids(self.proc.pid, "QuorumPeerMain")
+
+    def rss_kb(self, pid: int) -> int:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise AssertionError(f"no VmRSS for {pid}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def serve(tmp: Path, *args: str, **env: str) -> Served:
+    port = free_ports(1)[0]
+    token = "hardening-instructor-token"
+    environment = {**os.environ, "KCLAB_INSTRUCTOR_TOKEN": token, **{f"KCLAB_{k}": v for k, v in env.items()}}
+    proc = subprocess.Popen([*kclab_command(), "serve", "--port", str(port), "--data-dir", str(tmp), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment,
+                            start_new_session=True)
+    out = LineReader(proc.stdout)
+    served = Served(proc, f"http://127.0.0.1:{port}", token, tmp, out)
+    try:
+        served.zk_hosts = out.wait_for(r"ZooKeeper: (\S+)", 60, proc).group(1)
+        out.wait_for("is serving at", 60, proc)
+        wait_until(lambda: served.call("GET", "/healthz")[0] == 200, 30, "the served app's /healthz to answer 200")
+    except BaseException:
+        served.stop()
+        raise
+    return served
