@@ -37,7 +37,8 @@ class ControllerChannelManager:
                 note=_describe(request, deliverable), detail=_shared_detail(request, details),
             )])
             if deliverable:
-                target.enqueue_control_request(request, correlation_id, sent.seq, self._callback(controller, request))
+                target.enqueue_control_request(request, correlation_id, sent.seq, self._callback(controller, request),
+                                               control_plane=bool(controller.broker.control_plane_listener))
 
     @staticmethod
     def _callback(controller: KafkaController, request):
