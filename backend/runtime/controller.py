@@ -298,8 +298,12 @@ class KafkaController:
             self._run(topic_deletion.process_topic_deletion(self.ctx, topics))
 
     def on_stop_replica_response(self, event: ev.TopicDeletionStopReplicaResponseReceived) -> None:
-        if self.is_active:
-            self._run(topic_deletion.process_stop_replica_response(self.ctx, event.replica_id, event.partition_errors))
+        """Only partitions of a topic deletion in progress count: a reassignment deletes its
+        removed replicas with StopReplica too, and that answer is nobody's event."""
+        deleting = self.ctx.topics_with_deletion_started
+        errors = tuple((tp, error) for tp, error in event.partition_errors if tp.topic in deleting)
+        if self.is_active and errors:
+            self._run(topic_deletion.process_stop_replica_response(self.ctx, event.replica_id, errors))
 
     def on_zk_partition_reassignment(self, event) -> None:
         if self.is_active:
