@@ -104,5 +104,10 @@ class WebAudience(Audience):
             self._stopped = True
             self._cond.notify_all()
 
+    def wait_stopped(self) -> None:
+        """Block until the lesson's sandbox closes (its thread may have to outlive the lesson)."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._stopped)
+
     def stopped(self) -> bool:
         return self._stopped

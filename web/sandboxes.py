@@ -52,6 +52,8 @@ class Sandbox:
     """When the broadcaster last sent this sandbox a batch (``time.monotonic``)."""
     thread: threading.Thread | None = None
     """The thread playing ``runner``'s lesson."""
+    own_zookeeper: Any = None
+    """A lesson about ZooKeeper's quorum stops and starts servers: it gets an ensemble of its own."""
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
@@ -156,19 +158,23 @@ class SandboxManager:
         from backend.lessons.runner import LessonRunner
         session_id = self._reserve(mode)
         bus = RecordBus(session_id)
+        own = _own_ensemble(lesson.script.cluster.zookeeper_servers)  # its ports only: it starts in the thread
         try:
-            runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=f"{self.chroot_root}/{session_id}",
-                                  replay_dir=self.replay_dir, session_id=session_id, bus=bus, mode=mode,
-                                  zk_control=self.zk_control, close_when_done=False, stop_before=stop_before,
-                                  header=header, log=io.StringIO())  # its narration is in its records
+            runner = LessonRunner(lesson, own.hosts if own else self.zk_hosts, audience=audience,
+                                  chroot=f"{self.chroot_root}/{session_id}", replay_dir=self.replay_dir,
+                                  session_id=session_id, bus=bus, mode=mode, zk_control=own or self.zk_control,
+                                  close_when_done=False, stop_before=stop_before, header=header,
+                                  log=io.StringIO())  # its narration is in its records
         except Exception:
             self._register(session_id, None)
             raise
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), runner.cluster, bus, mode, runner=runner,
-                          audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending)
+                          audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending,
+                          own_zookeeper=own)
         bus.subscribe(sandbox.take_records)
         self._register(session_id, sandbox)
-        sandbox.thread = threading.Thread(target=runner.run, name=f"lesson-{session_id}", daemon=True)
+        play = runner.run if own is None else lambda: _play_on_own_ensemble(runner, own, audience)
+        sandbox.thread = threading.Thread(target=play, name=f"lesson-{session_id}", daemon=True)
         sandbox.thread.start()
         for callback in self.on_created:
             callback(sandbox)
@@ -190,6 +196,9 @@ class SandboxManager:
         sandbox.closed = True
         if sandbox.runner is not None:
             sandbox.audience.stop()
+            if sandbox.own_zookeeper is not None:  # its thread closes the cluster, then the ensemble
+                sandbox.thread.join(60)
+                return
             if sandbox.thread is not None:
                 sandbox.thread.join(10)
             sandbox.runner.close()
@@ -212,3 +221,26 @@ class SandboxManager:
         for sandbox in self.all():
             self.close(sandbox.id)
 
+
+def _own_ensemble(servers: int):
+    """A private ensemble for a lesson that stops ZooKeeper servers (a quorum lesson), so that it
+    never stops the servers every other sandbox runs on; None for one server. Not started yet."""
+    if servers <= 1:
+        return None
+    from backend.runtime.zk_ensemble import ZooKeeperEnsemble
+    return ZooKeeperEnsemble(servers, force_sync=False)
+
+
+def _play_on_own_ensemble(runner, ensemble, audience) -> None:
+    """A quorum lesson's thread: it starts the ensemble, plays the lesson, and stays until the
+    sandbox closes. A ZooKeeper server dies with the thread that launched it (``zk_server``'s
+    PDEATHSIG), and the lesson restarts servers from this thread, so it must outlive them."""
+    try:
+        ensemble.start()
+        runner.run()
+        audience.wait_stopped()
+    finally:
+        try:
+            runner.close()
+        finally:
+            ensemble.stop()

@@ -1,11 +1,13 @@
 /**
- * The /lessons page: the lesson list, and "Start the walkthrough". Starting one creates the
+ * The /lessons page: the course — its parts in teaching order, this browser's progress through
+ * them (course.js) and where to start — and "Start the walkthrough". Starting one creates the
  * lesson's sandbox on the server, keeps it as this browser's sandbox (the one it had before is
  * deleted: one page, one cluster) and opens the main page, which resumes it — so the lesson
  * survives a reload there like any sandbox does.
  */
 import {Api} from './api.js';
 import {createAlerts} from './controls/alerts.js';
+import {readProgress} from './course.js';
 import {rememberSandbox, savedSandbox} from './sandbox.js';
 import {TeachingApi} from './teaching-api.js';
 import {createLessonList} from './views/lesson-list.js';
@@ -34,7 +36,7 @@ const list = createLessonList($('lesson-list'), {
 });
 
 teaching.lessons()
-  .then((answer) => list.render(answer.lessons))
+  .then((answer) => list.render(answer.lessons, {parts: answer.parts ?? [], progress: readProgress(localStorage)}))
   .catch((error) => {
     list.render([]);
     alerts.error(`Could not load the lessons: ${error.message}`);
