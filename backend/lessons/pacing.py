@@ -179,10 +179,21 @@ def narration_problems(lesson) -> list[Problem]:
             problems.append(Problem(lesson.filename, step.line, (
                 f"{step.where}: {sentences(text)} sentences at one stop; a stop holds one idea (two or three "
                 f"sentences): split it")))
+        for line in _list_by_accident(text or ""):
+            problems.append(Problem(lesson.filename, step.line, (
+                f"{step.where}: a line of its text starts with {line!r} inside a paragraph, so Markdown shows a "
+                f"numbered list there: rewrap the text")))
     for step, what in unseen_narration(lesson):
         problems.append(Problem(lesson.filename, step.line, (
             f"{step.where}: its {what} could be replaced before the student has it on screen at a stop")))
     return problems
+
+
+def _list_by_accident(text: str) -> list[str]:
+    """Lines that continue a paragraph but start like a numbered list item ("4. Two members…")."""
+    lines = text.split("\n")
+    return [line.strip()[:3] for before, line in zip(lines, lines[1:])
+            if re.match(r"\s*\d+\. ", line) and before.strip() and not re.match(r"\s*\d+\. ", before)]
 
 
 def sentences(text: str) -> int:

@@ -112,6 +112,11 @@ def test_a_stop_holds_one_idea():
     long = lesson("  - op: say\n    text: One. Two. Three. Four. Five.\n")
     [problem] = narration_problems(long)
     assert problem.line == 9 and "5 sentences at one stop" in problem.message
+    wrapped = lesson("  - op: say\n    text: |\n      The epoch went from 0 to\n      1. Then it stayed.\n")
+    [problem] = narration_problems(wrapped)
+    assert "starts with '1. ' inside a paragraph" in problem.message
+    listed = lesson("  - op: say\n    text: |\n      Two steps:\n\n      1. one;\n      2. two.\n")
+    assert narration_problems(listed) == []
 
 
 def test_captions_stay_on_screen_until_a_stop_so_nothing_is_replaced_unseen(monkeypatch):
