@@ -235,7 +235,7 @@ async function boot() {
     const [sandbox, io] = await Promise.all([openSandbox(api), socketIo()]);
     startSource(sandboxSource(api, io, sandbox));
     if (!sandbox.lesson) {
-      maybeWelcome({teaching, api, alerts: controls.alerts, before: $('lesson'), current: () => source});
+      maybeWelcome({teaching, api, alerts: controls.alerts, before: $('lesson')});
     }
     await loadVocabulary();
   } catch (error) {

@@ -8,7 +8,7 @@
 import {Api} from './api.js';
 import {createAlerts} from './controls/alerts.js';
 import {readProgress} from './course.js';
-import {rememberSandbox, savedSandbox} from './sandbox.js';
+import {adoptSandbox} from './sandbox.js';
 import {TeachingApi} from './teaching-api.js';
 import {createLessonList} from './views/lesson-list.js';
 
@@ -25,9 +25,7 @@ async function startWalkthrough(lesson) {
     alerts.error(`Could not start “${lesson.title}”: ${error.message}`);
     return;
   }
-  const old = savedSandbox();
-  if (old && old.id !== sandbox.id) await api.deleteSandbox(old.id, old.token).catch(() => null);
-  rememberSandbox(sandbox);
+  await adoptSandbox(api, sandbox);
   window.location.assign('/');
 }
 

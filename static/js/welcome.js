@@ -4,11 +4,11 @@
  * Starting it is what /lessons does: a walkthrough becomes this browser's sandbox.
  */
 import {firstToDo, readProgress} from './course.js';
-import {rememberSandbox} from './sandbox.js';
+import {adoptSandbox} from './sandbox.js';
 
 const SEEN_KEY = 'kclab.welcomed';
 
-export async function maybeWelcome({teaching, api, alerts, before, current}) {
+export async function maybeWelcome({teaching, api, alerts, before}) {
   const progress = readProgress(localStorage);
   if (localStorage.getItem(SEEN_KEY) || Object.keys(progress).length) return;
   const listing = await teaching.lessons().catch(() => null);
@@ -39,9 +39,7 @@ export async function maybeWelcome({teaching, api, alerts, before, current}) {
       return;
     }
     localStorage.setItem(SEEN_KEY, '1');
-    const old = current();
-    if (old?.id && old.id !== sandbox.id) await api.deleteSandbox(old.id, old.token).catch(() => null);
-    rememberSandbox(sandbox);
+    await adoptSandbox(api, sandbox);
     window.location.reload();
   });
   before.before(note);
