@@ -48,8 +48,7 @@ def test_a_student_takes_the_course_from_the_first_lesson_to_the_last(new_page, 
             button.wait_for()
             assert following in button.inner_text()
             button.click()
-    screenshot(page, "course-last-lesson-done")
-    print("seconds per lesson:", times)
+    print("seconds per lesson:", times)  # (no full-page screenshot here: 2,000 partition rows)
 
     page.goto(f"{kclab_server.url}lessons")
     page.wait_for_selector(".lesson-card")
