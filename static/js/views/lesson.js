@@ -128,7 +128,7 @@ export function createLessonView(container, {teaching, api, store, getSource, sw
       {action: 'back', label: '◀ Back', enabled: back !== null,
         title: back ? `Look back at stop ${back.number} as it was (the cluster goes on meanwhile)` : 'No earlier stop',
         run: () => run('Looking back…', () => store.scrubTo(back.seq), 'Back')},
-      actions?.next && {action: 'next', primary: true,
+      (actions?.next || looking) && {action: 'next', primary: true, // a class's student returns from a look back too
         label: looking ? 'Continue ▶ (back to now)' : `${lesson?.prompt && lesson?.op === 'pause' ? lesson.prompt : 'Continue'} ▶`,
         enabled: looking || (waiting && !unanswered),
         title: looking ? 'Return to where the lesson is' : unanswered ? 'Pick an answer first — or “I\'m not sure”'
