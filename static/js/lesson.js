@@ -86,6 +86,28 @@ export function heldText(held) {
     + 'until you continue.';
 }
 
+/** The badge beside the title: what the lesson is doing, for whoever watches it. */
+export function statusText(lesson, role) {
+  if (!lesson) return 'starting';
+  if (role === 'copy') return 'free play';
+  const waiting = {student: 'waiting for the instructor', replay: 'waiting for Continue'}[role] ?? 'waiting for you';
+  return {waiting, running: 'playing', finished: 'done', stopped: 'stopped'}[lesson.status] ?? lesson.status;
+}
+
+/** The line under the narration: what an `await` waits for, or a stage direction. */
+export function noteText(lesson) {
+  if (!lesson || lesson.status === 'finished' || lesson.status === 'stopped') return '';
+  if (lesson.op === 'await' && lesson.awaiting) return awaitText(lesson.awaiting);
+  if (lesson.op === 'direct' && lesson.note) return `Stage direction: ${lesson.note}`;
+  return '';
+}
+
+/** A step's text on one line of the stops outline. */
+export function firstLine(text) {
+  const line = String(text).trim().split('\n')[0];
+  return line.length > 90 ? `${line.slice(0, 89)}…` : line;
+}
+
 /**
  * The page elements a highlight target (a record subject) points at, as CSS selectors over the
  * views' testable DOM: broker:1, znode:/controller, partition:t-0, replica:t-0/2,

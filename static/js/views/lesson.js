@@ -14,8 +14,8 @@
  */
 import d3 from '/vendor/d3.mjs';
 import {lessonScore, nextLesson, readProgress, saveProgress, withDone} from '../course.js';
-import {awaitText, backTarget, heldText, lookBackAt, progressText, shownStop, stopsOf, tryFromStep, tryStep}
-  from '../lesson.js';
+import {backTarget, firstLine, heldText, lookBackAt, noteText, progressText, shownStop, statusText, stopsOf, tryFromStep,
+  tryStep} from '../lesson.js';
 import {lessonActions} from '../lesson-actions.js';
 import {renderMarkdown} from '../markdown.js';
 import {applyHighlights} from './highlight.js';
@@ -52,7 +52,7 @@ export function createLessonView(container, {teaching, api, store, getSource, sw
   let busy = null; // what is in flight ("Going on…"), buttons disabled meanwhile
   let lastKey = '';
   let invalidate = () => {};
-  let current = {source: null, actions: null, lesson: null, looking: false, steps: null};
+  let current = {source: null, actions: null}; // what an answer is sent through
 
   function render(displayView, ctx) {
     invalidate = ctx.invalidate;
@@ -78,7 +78,7 @@ export function createLessonView(container, {teaching, api, store, getSource, sw
       course !== null]);
     if (key === lastKey) return;
     lastKey = key;
-    current = {source, actions, lesson, looking, steps};
+    current = {source, actions};
     draw(lesson, actions, steps, looking, (q) => answers[q] ?? null);
   }
 
@@ -113,7 +113,7 @@ export function createLessonView(container, {teaching, api, store, getSource, sw
       showTally: role !== 'walkthrough'});
     drawEnd(lesson, role, actions);
     drawButtons(lesson, actions, looking, mine);
-    drawOutline(lesson, actions, steps, looking);
+    drawOutline(lesson, actions, steps);
   }
 
   // -- the buttons ----------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ export function createLessonView(container, {teaching, api, store, getSource, sw
     end.text(text).classed('hidden', !text).classed('stopped', lesson?.status === 'stopped');
   }
 
-  function drawOutline(lesson, actions, steps, looking) {
+  function drawOutline(lesson, actions, steps) {
     outline.classed('hidden', !steps || actions?.role === 'copy');
     const reached = new Map((lesson?.stops ?? []).map((s) => [s.step, s]));
     const here = shownStop(lesson)?.step;
@@ -268,25 +268,6 @@ export function createLessonView(container, {teaching, api, store, getSource, sw
   }
 
   return {render};
-}
-
-function statusText(lesson, role) {
-  if (!lesson) return 'starting';
-  if (role === 'copy') return 'free play';
-  const waiting = {student: 'waiting for the instructor', replay: 'waiting for Continue'}[role] ?? 'waiting for you';
-  return {waiting, running: 'playing', finished: 'done', stopped: 'stopped'}[lesson.status] ?? lesson.status;
-}
-
-function noteText(lesson) {
-  if (!lesson || lesson.status === 'finished' || lesson.status === 'stopped') return '';
-  if (lesson.op === 'await' && lesson.awaiting) return awaitText(lesson.awaiting);
-  if (lesson.op === 'direct' && lesson.note) return `Stage direction: ${lesson.note}`;
-  return '';
-}
-
-function firstLine(text) {
-  const line = String(text).trim().split('\n')[0];
-  return line.length > 90 ? `${line.slice(0, 89)}…` : line;
 }
 
 function answerKey(source, questionId) {
