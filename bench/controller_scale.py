@@ -14,7 +14,7 @@ Scenarios (see ``bench/README.md`` for the full story and ``docs/performance.md`
   controller broker crashes and the next controller's failover is measured the same way.
 
 ``--sync-writes`` makes every broker's controller write one transaction at a time (Kafka
-before 1.1). Each run builds a fresh cluster in its own chroot and deletes it afterwards; the
+before 1.1: the lab setting ``kclab.zk.pipelined.writes: false``). Each run builds a fresh cluster in its own chroot and deletes it afterwards; the
 ZooKeeper server is the bench's own (``forceSync=no`` unless ``--force-sync``).
 
 Times: record timestamps (``ts_ms``, the wall clock stamped by the record bus when a record
@@ -173,7 +173,8 @@ class BenchCluster:
         self.bus = RecordBus(self.session_id)
         self.seen = Seen()
         self.bus.subscribe(self.seen)
-        self.cluster = Cluster(zk_hosts, self.chroot, ClusterSpec(brokers=self.broker_ids, config=CONFIG),
+        config = {**CONFIG, "kclab.zk.pipelined.writes": not sync_writes}  # --sync-writes: Kafka before 1.1
+        self.cluster = Cluster(zk_hosts, self.chroot, ClusterSpec(brokers=self.broker_ids, config=config),
                                self.session_id, self.bus, observe=False)
         self.client = None  # a plain kazoo client in the chroot: seeding, floors, checks
         self._placeholder = None
@@ -211,9 +212,6 @@ class BenchCluster:
                  "every broker to register")
         wait_for(lambda: all(b.controller.events.is_idle() for b in cluster.brokers.values()), timeout,
                  "the brokers' controller threads to settle")
-        if self.sync_writes:
-            for broker in cluster.brokers.values():
-                broker.kafka_zk.pipelined = False
 
     def release(self) -> int:
         """Close the placeholder's session: ``/controller`` vanishes and every broker races for

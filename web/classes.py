@@ -56,8 +56,8 @@ class ClassRoom:
         if for_instructor:
             out["students"] = [{"id": s.id, "name": s.name, "sandbox": s.sandbox} for s in self.students.values()]
             out["session_token"] = self.session.token if self.session else None
-            # The open question's tally, so an instructor's page that reloads redraws its chart.
-            question = getattr(self.audience, "open_question", None)
+            # The last question's tally, so an instructor's page that reloads redraws its chart.
+            question = getattr(self.audience, "last_question", None)
             out["answers"] = {"question": question, "counts": self.audience.counts(question)} if question else None
         return out
 
@@ -104,7 +104,7 @@ class ClassRegistry:
         old = room.session
         try:
             if lesson is not None:
-                audience = WebAudience(on_answer=lambda q, counts: self.notify(
+                audience = WebAudience(answer_first=False, on_answer=lambda q, counts: self.notify(
                     f"class:{room.id}:instructor", "class_answers", {"question": q, "counts": counts}))
                 session = self.manager.create_lesson_session(lesson, audience, mode="class", lesson_key=lesson_key,
                                                              class_id=room.id)

@@ -55,14 +55,16 @@ def _teaching_paths() -> dict:
                            for n in names]
     text = {"text": {"type": "string", "description": "the lesson's YAML"}}
     return {
-        "/api/lessons": {"get": op("Every lesson, broken ones with file:line and reason", errors=())},
+        "/api/lessons": {"get": op("Every lesson in the course's order, broken ones with file:line and reason, "
+                                   "and the course's parts", errors=())},
         "/api/lessons/{lesson_id}": {"parameters": path("lesson_id"), "get": op(
             "One lesson: its steps", errors=("404",))},
         "/api/lessons/{lesson_id}/walkthrough": {"parameters": path("lesson_id"), "post": op(
             "Start a walkthrough: a sandbox playing the lesson (its id and token)", ("201",), ("404", "409", "503"))},
         "/api/sandboxes/{sandbox_id}/lesson/{action}": {"parameters": path("sandbox_id", "action"), "post": op(
-            "A walkthrough's controls: continue, answer {question, answer}, back {step}, restart, try {step} "
-            "(back, restart and try answer with the new sandbox)", ("200", "201"), ("400", "403", "404", "409"),
+            "A walkthrough's controls: continue, answer {question, answer: a choice or \"I'm not sure\"}, "
+            "replay {step} (the lesson again on a new cluster, up to that stop), restart, try {step} (a free-play "
+            "copy); replay, restart and try answer with the new sandbox", ("200", "201"), ("400", "403", "404", "409"),
             "sandboxToken", {"question": {"type": "string"}, "answer": {}, "step": {"type": "integer"}})},
         "/api/lessons/check": {"post": op("Check a lesson's YAML: its problems, each with a line", body=text)},
         "/api/instructor/lessons": {"post": op(

@@ -58,6 +58,8 @@ class Sandbox:
     """The thread playing ``runner``'s lesson."""
     client: str | None = None
     """Who asked for it (``web.clients``): each client may hold only so many sandboxes."""
+    own_zookeeper: Any = None
+    """A lesson about ZooKeeper's quorum stops and starts servers: it gets an ensemble of its own."""
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
@@ -202,17 +204,20 @@ class SandboxManager:
         from backend.lessons.runner import LessonRunner
         session_id = self._reserve(mode)
         bus = RecordBus(session_id)
+        own = _own_ensemble(lesson.script.cluster.zookeeper_servers)  # its ports only: it starts in the thread
         try:
             self._claim(session_id)
-            runner = LessonRunner(lesson, self.zk_hosts, audience=audience, chroot=self._chroot(session_id),
-                                  replay_dir=self.replay_dir, session_id=session_id, bus=bus, mode=mode,
-                                  zk_control=self.zk_control, close_when_done=False, stop_before=stop_before,
-                                  header=header, log=io.StringIO())  # its narration is in its records
+            runner = LessonRunner(lesson, own.hosts if own else self.zk_hosts, audience=audience,
+                                  chroot=self._chroot(session_id), replay_dir=self.replay_dir,
+                                  session_id=session_id, bus=bus, mode=mode, zk_control=own or self.zk_control,
+                                  close_when_done=False, stop_before=stop_before, header=header,
+                                  log=io.StringIO())  # its narration is in its records
         except Exception:
             self._abandon(session_id)
             raise
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), runner.cluster, bus, mode, runner=runner,
-                          audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending)
+                          audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending,
+                          own_zookeeper=own)
         bus.subscribe(sandbox.take_records)
         self._register(session_id, sandbox)
         sandbox.thread = threading.Thread(target=self._play, args=(sandbox,), name=f"lesson-{session_id}", daemon=True)
@@ -226,7 +231,10 @@ class SandboxManager:
         """The lesson's thread: an error ends the lesson (logged), never silently, and the
         cluster stays for free play as after the last step."""
         try:
-            sandbox.runner.run()
+            if sandbox.own_zookeeper is None:
+                sandbox.runner.run()
+            else:
+                _play_on_own_ensemble(sandbox.runner, sandbox.own_zookeeper, sandbox.audience)
         except Exception:  # noqa: BLE001 - logged with its traceback; the sandbox stays usable
             log.exception("the lesson played in %s stopped with an error", sandbox.id)
 
@@ -247,6 +255,9 @@ class SandboxManager:
         try:
             if sandbox.runner is not None:
                 sandbox.audience.stop()
+                if sandbox.own_zookeeper is not None:  # its thread closes the cluster, then the ensemble
+                    sandbox.thread.join(60)
+                    return
                 if sandbox.thread is not None:
                     sandbox.thread.join(10)
                 sandbox.runner.close()
@@ -276,3 +287,26 @@ class SandboxManager:
         for sandbox in self.all():
             self.close(sandbox.id)
 
+
+def _own_ensemble(servers: int):
+    """A private ensemble for a lesson that stops ZooKeeper servers (a quorum lesson), so that it
+    never stops the servers every other sandbox runs on; None for one server. Not started yet."""
+    if servers <= 1:
+        return None
+    from backend.runtime.zk_ensemble import ZooKeeperEnsemble
+    return ZooKeeperEnsemble(servers, force_sync=False)
+
+
+def _play_on_own_ensemble(runner, ensemble, audience) -> None:
+    """A quorum lesson's thread: it starts the ensemble, plays the lesson, and stays until the
+    sandbox closes. A ZooKeeper server dies with the thread that launched it (``zk_server``'s
+    PDEATHSIG), and the lesson restarts servers from this thread, so it must outlive them."""
+    try:
+        ensemble.start()
+        runner.run()
+        audience.wait_stopped()
+    finally:
+        try:
+            runner.close()
+        finally:
+            ensemble.stop()

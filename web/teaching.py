@@ -1,9 +1,11 @@
-"""Lessons in the browser: the lesson list, walkthroughs (next, back, restart, try it yourself)
-and the checks behind the lesson editor. The HTTP API and the socket handlers call these.
+"""Lessons in the browser: the course and its lessons, walkthroughs (continue, answer, replay
+from a stop, restart, try it yourself) and the checks behind the lesson editor. The HTTP API and
+the socket handlers call these.
 
-A cluster cannot be rewound, so *back* and *try it yourself* start a fresh cluster and replay
-the lesson up to the wanted step without pausing — the same story, told quickly — and hand the
-page the new session to join.
+A cluster cannot be rewound, so *replay* and *try it yourself* start a fresh cluster and play the
+lesson up to the wanted stop without waiting — the same story, told quickly — and hand the page
+the new session to join. (Looking back at an earlier stop needs no server: the page rebuilds it
+from the recorded records.)
 """
 
 from __future__ import annotations
@@ -12,20 +14,35 @@ import io
 from pathlib import Path
 from typing import Any
 
-from backend.lessons.loader import LESSONS_DIR, Lesson, LessonEntry, list_lessons, parse_lesson
+from backend.lessons.check import check_text
+from backend.lessons.course import check_requires, in_course_order, load_course
+from backend.lessons.loader import LESSONS_DIR, Lesson, LessonEntry, parse_lesson, read_lessons
+from backend.lessons.pacing import is_stop
 from backend.scripts.loader import ScriptError
-from web.audience import WebAudience
+from web.audience import NotNow, WebAudience
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
 from web.service import ApiError, sandbox_for
 
 
 def lesson_entries(uploads: Path | None = None) -> list[LessonEntry]:
-    entries = list_lessons(LESSONS_DIR)
+    """The bundled lessons, then every instructor's; ``requires:`` checked across all of them."""
+    entries = read_lessons(LESSONS_DIR)
     if uploads is not None and uploads.is_dir():
         for directory in sorted(p for p in uploads.iterdir() if p.is_dir()):
             entries += [LessonEntry(f"{directory.name}/{e.id}", e.path, e.lesson, e.error)
-                        for e in list_lessons(directory)]
-    return entries
+                        for e in read_lessons(directory)]
+    return check_requires(entries)
+
+
+def course_listing(uploads: Path | None = None) -> dict[str, Any]:
+    """``GET /api/lessons``: every lesson in the course's order (with its part), and the parts."""
+    try:
+        course = load_course()
+    except ScriptError:
+        course = None  # the lessons still list, in file order (kclab lessons check names the problem)
+    ordered = in_course_order(lesson_entries(uploads), course)
+    return {"lessons": [{**describe_entry(entry), "part": part} for part, entry in ordered],
+            "parts": course.describe() if course else []}
 
 
 def describe_entry(entry: LessonEntry) -> dict[str, Any]:
@@ -33,13 +50,15 @@ def describe_entry(entry: LessonEntry) -> dict[str, Any]:
         return {"id": entry.id, "broken": True, "error": entry.error}
     lesson = entry.lesson
     return {"id": entry.id, "broken": False, "title": lesson.title, "summary": lesson.summary,
-            "minutes": lesson.minutes, "steps": [_describe_step(s) for s in lesson.steps]}
+            "minutes": lesson.minutes, "requires": list(lesson.requires), "teaches": list(lesson.teaches),
+            "predictions": sum(1 for s in lesson.steps if s.op == "predict"),
+            "steps": [_describe_step(s) for s in lesson.steps]}
 
 
 def _describe_step(step) -> dict[str, Any]:
     text = {"say": step.args.get("text"), "predict": step.args.get("question"),
             "pause": step.args.get("prompt"), "highlight": step.args.get("note")}.get(step.op)
-    return {"index": step.index, "op": step.op, "text": text}
+    return {"index": step.index, "op": step.op, "text": text, "stop": is_stop(step)}
 
 
 def find_lesson(lesson_id: Any, uploads: Path | None = None) -> Lesson:
@@ -53,7 +72,7 @@ def find_lesson(lesson_id: Any, uploads: Path | None = None) -> Lesson:
 
 def start_walkthrough(manager: SandboxManager, lesson: Lesson, lesson_key: str, from_step: int = 0,
                       **header: Any) -> Sandbox:
-    """Play ``lesson`` for one student; pauses before ``from_step`` are skipped (rewinding)."""
+    """Play ``lesson`` for one student; stops before ``from_step`` are passed at once (replaying)."""
     try:
         return manager.create_lesson_session(lesson, WebAudience(fast_forward_to=from_step), lesson_key=lesson_key,
                                              **header)
@@ -69,20 +88,29 @@ def walkthrough_for(manager: SandboxManager, sandbox_id: Any, token: Any) -> San
 
 
 def continue_lesson(audience: WebAudience | None) -> None:
-    """Continue past the ``pause`` a lesson waits at (a walkthrough's student, a class's instructor)."""
-    if audience is None or not audience.press_continue():
+    """Continue from the stop a lesson waits at (a walkthrough's student, a class's instructor)."""
+    if audience is None:
         raise ApiError(409, "the lesson is not waiting for Continue right now")
+    try:
+        audience.press_continue()
+    except NotNow as exc:
+        raise ApiError(409, str(exc)) from None
 
 
 def submit_answer(audience: WebAudience | None, who: str, question: Any, given: Any) -> dict[str, int]:
     """An answer to the open ``predict`` question, with the same checks for a walkthrough and a
-    class: a bad answer is a 400, a question that is not open a 409. Returns the counts so far."""
-    if not isinstance(given, (str, int)) or str(given).strip() == "":
-        raise ApiError(400, "an answer must be a non-empty text or number")
-    open_question = audience.open_question if audience is not None else None
-    if open_question != question:
-        raise ApiError(409, f"question {question!r} is not open (the open one is {open_question!r})")
-    return audience.answer(who, question, str(given))
+    class: an answer that is not one of the choices (or "I'm not sure") is a 400, a question that
+    is not open a 409. Returns the counts so far."""
+    if not isinstance(given, (str, int)) or isinstance(given, bool) or str(given).strip() == "":
+        raise ApiError(400, "an answer must be one of the question's choices, or “I'm not sure”")
+    if audience is None:
+        raise ApiError(409, f"question {question!r} is not open (no lesson is playing)")
+    try:
+        return audience.answer(who, question, given)
+    except NotNow as exc:
+        raise ApiError(409, str(exc)) from None
+    except ValueError as exc:
+        raise ApiError(400, str(exc)) from None
 
 
 def press_continue(manager: SandboxManager, sandbox_id: Any, token: Any) -> dict[str, Any]:
@@ -98,8 +126,8 @@ def answer(manager: SandboxManager, sandbox_id: Any, token: Any, question: Any, 
 
 def rewind(manager: SandboxManager, sandbox_id: Any, token: Any, to_step: Any, uploads: Path | None = None,
            free_play: bool = False) -> Sandbox:
-    """Back, restart (``to_step`` 1) or try-it-yourself (``free_play``): a fresh session that
-    replays the lesson up to ``to_step``. The old session is closed (its replay log stays)."""
+    """Replay from a stop, restart (``to_step`` 1) or try-it-yourself (``free_play``): a fresh
+    session that plays the lesson up to ``to_step``. The old session is closed (its log stays)."""
     old = walkthrough_for(manager, sandbox_id, token)
     lesson = find_lesson(old.lesson_id, uploads)
     if not isinstance(to_step, int) or not 1 <= to_step <= len(lesson.steps) + 1:
@@ -116,15 +144,17 @@ def rewind(manager: SandboxManager, sandbox_id: Any, token: Any, to_step: Any, u
     return new
 
 
-def check_lesson_text(text: Any) -> dict[str, Any]:
-    """What the lesson editor shows: every problem with its line, or that the lesson is fine."""
+def check_lesson_text(text: Any, known: set[str] | None = None) -> dict[str, Any]:
+    """What the lesson editor shows: every problem with its line (the lesson cannot be played or
+    saved), every pace warning with its line (it can), or that the lesson is fine."""
     if not isinstance(text, str):
         raise ApiError(400, "send the lesson as text: {\"text\": \"name: ...\"}")
-    try:
-        lesson = parse_lesson(text, "lesson.yaml", "draft")
-    except ScriptError as error:
-        return {"ok": False, "problems": [{"line": p.line, "message": p.message} for p in error.problems]}
-    return {"ok": True, "problems": [], "title": lesson.title, "steps": len(lesson.steps)}
+    checked = check_text(text, "lesson.yaml", "draft", known)
+    listed = lambda problems: [{"line": p.line, "message": p.message} for p in problems]  # noqa: E731
+    if checked.lesson is None:
+        return {"ok": False, "problems": listed(checked.problems), "warnings": []}
+    return {"ok": True, "problems": [], "warnings": listed(checked.warnings), "title": checked.lesson.title,
+            "steps": len(checked.lesson.steps)}
 
 
 def save_lesson(uploads: Path, instructor: str, lesson_id: Any, text: Any) -> dict[str, Any]:

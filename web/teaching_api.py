@@ -31,7 +31,7 @@ def _slug(name: str) -> str:
 # -- lessons and walkthroughs --------------------------------------------------------------------
 @bp.get("/lessons")
 def lessons():
-    return jsonify({"lessons": [teaching.describe_entry(e) for e in teaching.lesson_entries(uploads())]})
+    return jsonify(teaching.course_listing(uploads()))
 
 
 @bp.get("/lessons/<path:lesson_id>")
@@ -55,17 +55,18 @@ def lesson_action(sandbox_id, action):
         return jsonify(teaching.press_continue(manager(), sandbox_id, token()))
     if action == "answer":
         return jsonify(teaching.answer(manager(), sandbox_id, token(), data.get("question"), data.get("answer")))
-    if action in ("back", "restart", "try"):
+    if action in ("replay", "restart", "try"):
         step = data.get("step", 1) if action != "restart" else 1
         new = teaching.rewind(manager(), sandbox_id, token(), step, uploads(), free_play=action == "try")
         return jsonify({"id": new.id, "token": new.token, **new.describe()}), 201
-    raise service.ApiError(404, f"no lesson action {action!r}; use continue, answer, back, restart or try")
+    raise service.ApiError(404, f"no lesson action {action!r}; use continue, answer, replay, restart or try")
 
 
 # -- authoring ------------------------------------------------------------------------------------
 @bp.post("/lessons/check")
 def check_lesson():
-    return jsonify(teaching.check_lesson_text((body() or {}).get("text")))
+    known = {e.id for e in teaching.lesson_entries(uploads())}
+    return jsonify(teaching.check_lesson_text((body() or {}).get("text"), known))
 
 
 @bp.post("/instructor/lessons")

@@ -68,6 +68,9 @@ SETTINGS: Mapping[str, Setting] = MappingProxyType({s.name: s for s in (
     Setting("kclab.isr.change.propagation.interval.ms", int, 2500, 500,
             "Lab only: Kafka checks pending ISR changes every 2.5 s before writing /isr_change_notification.",
             maximum=60_000),
+    Setting("kclab.zk.pipelined.writes", bool, True, True,
+            "Lab only: the controller sends its ZooKeeper writes without waiting for each answer (pipelined, "
+            "Kafka 1.1+, KAFKA-5642); false writes them one at a time, each after the previous answer, as before."),
     Setting("kclab.auto.leader.rebalance.initial.delay.ms", int, 5000, 5000,
             "Lab only: Kafka runs the first imbalance check 5 s after failover.", maximum=HOUR_MS),
 )})

@@ -98,7 +98,8 @@ def check_and_trigger_auto_leader_rebalance(ctx: ControllerContext) -> Program:
             kind="controller", subject=f"broker:{broker}", to_state="imbalanced",
             controller_id=ctx.controller_id, controller_epoch=ctx.epoch, broker_id=broker, op="preferred_election",
             note=f"Broker {broker} is the preferred leader of {len(partitions)} partition(s) but leads only "
-                 f"{len(partitions) - len(not_led)}: imbalance {ratio:.0%} > {threshold:.0%}, so the controller "
+                 f"{len(partitions) - len(not_led)}: imbalance {len(not_led)}/{len(partitions)} = {ratio:.1%} > "
+                 f"{threshold:.0%}, so the controller "
                  f"moves {len(candidates)} leader(s) back.",
             detail={"candidates": [str(tp) for tp in candidates]})])
         ctx, _ = yield from on_replica_election(ctx, candidates, "PREFERRED", "AutoTriggered")

@@ -41,8 +41,9 @@ def process_zk_partition_reassignment(ctx: ControllerContext, requested: Mapping
     """``/admin/reassign_partitions`` appeared (or is found at failover) with ``requested``.
 
     One deliberate difference from Kafka 2.8: a reassignment that overrides an unfinished one
-    and would stop the replica that currently leads is refused (the fix of KAFKA-14808), so a
-    partition is never left without a leader by an operator's second thought."""
+    and would stop the replica that currently leads is refused (the fix proposed in KAFKA-14808,
+    which no Kafka release contains), so a partition is never left without a leader by an
+    operator's second thought."""
     failed: list[tuple[TopicPartition, tuple[int, ...] | None]] = []
     for tp, target in sorted(requested.items()):
         current = ctx.partition_assignments.get(tp)
@@ -59,7 +60,8 @@ def process_zk_partition_reassignment(ctx: ControllerContext, requested: Mapping
             yield from emit([_record(ctx, tp, "refused", (
                 f"Reassignment of {tp} to {list(target)} refused: it would stop replica {leader.leader}, which an "
                 f"earlier, unfinished reassignment added and which now leads the partition. Kafka 2.8 accepts it "
-                f"and leaves the partition leaderless (KAFKA-14808, fixed in 3.5); the lab applies the fix."), "error")])
+                f"and leaves the partition leaderless (KAFKA-14808; the fix proposed there is in no Kafka release); the lab "
+                f"applies it."), "error")])
             failed.append((tp, tuple(target)))
             continue
         ctx = yield from on_partition_reassignment(ctx, tp, new)

@@ -65,6 +65,8 @@ class Record:
     student: str | None = None
     answer: str | None = None
     correct: bool | None = None
+    question: str | None = None
+    misconception: str | None = None
     detail: dict[str, Any] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -164,7 +166,7 @@ _FIELD_TYPES: dict[str, tuple[str, ...]] = {
     "broker_id": _INT, "leader": _INT, "isr": ("list[int]",), "leader_epoch": _INT,
     "zk_version": _INT, "zxid": _INT, "election": _STR, "outcome": _STR, "note": _STR,
     "op": _STR, "offset": _INT, "count": _INT, "acks": _STR, "step": _INT, "student": _STR,
-    "answer": _STR, "correct": _BOOL, "detail": ("dict",),
+    "answer": _STR, "correct": _BOOL, "question": _STR, "misconception": _STR, "detail": ("dict",),
 }
 _REQUIRED = {"v", "session_id", "seq", "ts_ms", "kind", "subject"}
 

@@ -8,8 +8,8 @@ Edges and their side effects (others are refused and recorded as ``invalid_trans
 * Online/Offline/Ineligible → OnlineReplica: LeaderAndIsr with the current state to this
   replica (how a restarted follower learns whom to fetch from).
 * New/Online/Offline/Ineligible → OfflineReplica: StopReplica (no delete) to the replica;
-  remove it from the ISR in ZooKeeper (leader -1 if it led; an ISR of one member is kept, so
-  ZooKeeper never holds an empty ISR); leader epoch + 1; LeaderAndIsr to the other replicas.
+  remove it from the ISR in ZooKeeper (leader -1 if it led; an ISR of one member is kept: the
+  controller never writes an empty ISR); leader epoch + 1; LeaderAndIsr to the other replicas.
 * OfflineReplica → ReplicaDeletionStarted: StopReplica (delete).
 * → ReplicaDeletionSuccessful / ReplicaDeletionIneligible: mark only.
 * ReplicaDeletionSuccessful → NonExistentReplica: drop the replica from the assignment.
@@ -171,7 +171,7 @@ def _shrink_note(replica_id: int, before: LeaderIsrAndControllerEpoch, after: Le
     epochs = f"leader epoch {before.leader_and_isr.leader_epoch} → {after.leader_and_isr.leader_epoch}"
     if before.isr == after.isr:
         return (f"Replica {replica_id} went offline while it was the last ISR member: the ISR stays "
-                f"{list(after.isr)} (ZooKeeper never holds an empty ISR) and the partition has no leader; {epochs}.")
+                f"{list(after.isr)} (the controller never writes an empty ISR) and the partition has no leader; {epochs}.")
     if after.leader == NO_LEADER:
         return f"Leader {replica_id} went offline: leader -1, ISR {list(before.isr)} → {list(after.isr)}; {epochs}."
     return (f"Replica {replica_id} went offline, so the controller removed it from the ISR: "

@@ -1,20 +1,24 @@
 """Reading lessons: a lesson is a fault script (``cluster:`` and ``steps:``) with a title, a
-length in minutes and teaching steps — checked completely, like a script, before it runs.
+length in minutes, its place in the course (``requires:``, ``teaches:``) and teaching steps —
+checked completely, like a script, before it runs.
 
 Beyond the script checks, a lesson's questions must make sense as a whole: each ``predict`` has
 a unique id and is answered by a later ``reveal``, and each ``reveal`` names a question asked
-before it. A broken lesson is reported with file, line and reason; the lesson list shows it as
-broken instead of failing to load the others.
+before it. Between lessons (``backend/lessons/course.py``): every ``requires:`` names a lesson
+that exists, and no lesson requires itself through others. A broken lesson is reported with
+file, line and reason; the lesson list shows it as broken instead of failing to load the others.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 
 from backend.lessons.vocabulary import LESSON_KEYS, LESSON_VOCABULARY
 from backend.scripts.loader import Problem, Script, ScriptError, parse_script
+from backend.scripts.yaml_lines import LineDict, LineList, load_yaml
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 
@@ -26,10 +30,18 @@ class Lesson:
     summary: str
     minutes: int
     script: Script
+    requires: tuple[str, ...] = ()
+    teaches: tuple[str, ...] = ()
+    requires_lines: tuple[int, ...] = field(default=(), compare=False)
+    """The line of each ``requires:`` entry, so a problem with one names its line."""
 
     @property
     def steps(self):
         return self.script.steps
+
+    @property
+    def filename(self) -> str:
+        return self.script.filename
 
 
 @dataclass(frozen=True)
@@ -45,10 +57,20 @@ class LessonEntry:
 def load_lesson(path: str | PathLike) -> Lesson:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        stat = path.stat()
+        return _load_cached(str(path), stat.st_mtime_ns, stat.st_size)
+    except OSError as error:
         raise ScriptError([Problem(str(path), 0, f"cannot read the lesson: {error}")]) from None
-    return parse_lesson(text, str(path), path.stem)
+
+
+@functools.lru_cache(maxsize=256)
+def _load_cached(path: str, mtime_ns: int, size: int) -> Lesson:
+    """Lists are read on every request of the lesson page: a file is parsed once per version."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScriptError([Problem(path, 0, f"cannot read the lesson: {error}")]) from None
+    return parse_lesson(text, path, Path(path).stem)
 
 
 def parse_lesson(text: str, filename: str, lesson_id: str) -> Lesson:
@@ -58,10 +80,23 @@ def parse_lesson(text: str, filename: str, lesson_id: str) -> Lesson:
         problems.append(Problem(filename, 1, "a lesson needs a name: (its title)"))
     if "minutes" not in script.meta:
         problems.append(Problem(filename, 1, "a lesson needs minutes: (how long it takes, 1 to 60)"))
+    requires = tuple(script.meta.get("requires") or ())
+    if lesson_id in requires:
+        problems.append(Problem(filename, _requires_lines(text)[requires.index(lesson_id)],
+                                f"requires {lesson_id!r}: a lesson cannot require itself"))
     problems += _question_problems(script)
     if problems:
         raise ScriptError(problems)
-    return Lesson(lesson_id, script.name, script.description or "", script.meta["minutes"], script)
+    return Lesson(lesson_id, script.name, script.description or "", script.meta["minutes"], script,
+                  requires=requires, teaches=tuple(script.meta.get("teaches") or ()),
+                  requires_lines=_requires_lines(text) if requires else ())
+
+
+def _requires_lines(text: str) -> tuple[int, ...]:
+    """The line of each ``requires:`` entry (the script loader keeps only the values)."""
+    doc, _ = load_yaml(text)
+    items = doc.get("requires") if isinstance(doc, LineDict) else None
+    return tuple(items.item_lines) if isinstance(items, LineList) else ()
 
 
 def _question_problems(script: Script) -> list[Problem]:
@@ -86,12 +121,16 @@ def _question_problems(script: Script) -> list[Problem]:
     return problems
 
 
-def list_lessons(directory: str | PathLike = LESSONS_DIR) -> list[LessonEntry]:
-    """Every ``*.yaml`` lesson in ``directory`` (not ``scripts/``), broken ones with their error."""
-    entries = []
-    for path in sorted(Path(directory).glob("*.yaml")):
-        try:
-            entries.append(LessonEntry(path.stem, str(path), lesson=load_lesson(path)))
-        except ScriptError as error:
-            entries.append(LessonEntry(path.stem, str(path), error=str(error)))
-    return entries
+def read_entry(path: str | PathLike) -> LessonEntry:
+    """One lesson file as a line of the list: the lesson, or why it is not one."""
+    path = Path(path)
+    try:
+        return LessonEntry(path.stem, str(path), lesson=load_lesson(path))
+    except ScriptError as error:
+        return LessonEntry(path.stem, str(path), error=str(error))
+
+
+def read_lessons(directory: str | PathLike) -> list[LessonEntry]:
+    """Every ``*.yaml`` lesson in ``directory`` (not ``scripts/``, not the course), each on its own."""
+    return [read_entry(path) for path in sorted(Path(directory).glob("*.yaml")) if path.name != "course.yaml"]
+

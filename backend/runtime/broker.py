@@ -63,6 +63,7 @@ class SimulatedBroker:
         self.pause_during: str | None = None
         self._session_lost = False
         self._disconnected = False  # a zk_disconnected record was emitted; its zk_reconnected is due
+        self.control_plane_listener: str | None = None
 
     @property
     def alive(self) -> bool:
@@ -83,9 +84,10 @@ class SimulatedBroker:
         self.kafka_zk.create_top_level_paths()
         self.status = "running"
         self.gate.set()
-        # KIP-291 (Kafka 2.2): with control.plane.listener.name set, controller requests get a
-        # queue and a thread of their own and never wait behind produce requests.
-        names = ("data", "control") if self.config["control.plane.listener.name"] else ("data",)
+        # KIP-291 (Kafka 2.2): with control.plane.listener.name set, the broker has a listener, a
+        # queue and a thread for controller requests. A listener is static: read at start.
+        self.control_plane_listener = self.config["control.plane.listener.name"]
+        names = ("data", "control") if self.control_plane_listener else ("data",)
         self._queues = {name: queue.Queue() for name in names}
         self._handlers = [threading.Thread(target=self._handle_requests, args=(name,), daemon=True,
                                            name=f"request-handler-{name}-{self.id}") for name in names]
@@ -265,8 +267,12 @@ class SimulatedBroker:
             self._disconnected = False
 
     # -- control requests ---------------------------------------------------------------------------
-    def enqueue_control_request(self, request, correlation_id: int, sent_seq: int | None, callback) -> None:
-        queue_name = "control" if "control" in self._queues else "data"
+    def enqueue_control_request(self, request, correlation_id: int, sent_seq: int | None, callback,
+                                control_plane: bool = False) -> None:
+        """``control_plane``: the *sending* controller's broker has control.plane.listener.name set,
+        so it connects to this broker's control listener (Kafka 2.8 ``ControllerChannelManager.
+        addNewBroker``); otherwise its requests arrive on the data plane, whatever this broker has."""
+        queue_name = "control" if control_plane and "control" in self._queues else "data"
         self._queues[queue_name].put(("control", time.monotonic(), (request, correlation_id, sent_seq, callback)))
 
     def enqueue_produce(self, tp, payloads: list[str], acks: str, respond) -> None:

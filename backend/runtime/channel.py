@@ -37,19 +37,22 @@ class ControllerChannelManager:
                 note=_describe(request, deliverable), detail=_shared_detail(request, details),
             )])
             if deliverable:
-                target.enqueue_control_request(request, correlation_id, sent.seq, self._callback(controller, request))
+                target.enqueue_control_request(request, correlation_id, sent.seq, self._callback(controller, request),
+                                               control_plane=bool(controller.broker.control_plane_listener))
 
     @staticmethod
     def _callback(controller: KafkaController, request):
         def on_response(response) -> None:
-            """Kafka's ``sendStopReplicaRequests`` callback: only partitions deleted *for a topic
-            deletion in progress* (``isTopicDeletionInProgress``) become an event. A reassignment
-            deletes its removed replicas with StopReplica too, and that answer is nobody's event.
-            A request-level error fails every partition, as Kafka's handler treats it."""
+            """Kafka's ``sendStopReplicaRequests`` callback: partitions deleted for a topic deletion
+            in progress become an event. Kafka checks ``isTopicDeletionInProgress`` here, on a
+            context the sending event has already changed in place; ours is replaced only when that
+            event ends, so this only leaves out what is surely a reassignment's removed replica, and
+            the event's handler checks the rest on the event thread. A request-level error fails
+            every partition, as Kafka's handler treats it."""
             if request.name != "StopReplica":
                 return
-            deleting = controller.ctx.topics_with_deletion_started
-            deletions = [p for p in request.partition_states if p.delete_partition and p.topic in deleting]
+            moving = controller.ctx.partitions_being_reassigned
+            deletions = [p for p in request.partition_states if p.delete_partition and p.topic_partition not in moving]
             if deletions:
                 errors = dict(response.partition_errors)
                 controller.events.put(ev.TopicDeletionStopReplicaResponseReceived(

@@ -28,6 +28,7 @@ from backend.runtime import heap
 from backend.runtime.broker import SimulatedBroker
 from backend.runtime.channel import ControllerChannelManager
 from backend.runtime.four_letter import server_version
+from backend.runtime.lab_clock import LabClock
 from backend.runtime.network import zk_servers
 from backend.runtime.producer import AckLedger, Producer
 from backend.runtime.record_bus import RecordBus
@@ -73,6 +74,8 @@ class Cluster:
         self.closed = False
         self.election_winner: int | None = None
         """A lesson's stage direction: the broker that wins the next controller election."""
+        self.clock = LabClock()
+        """The lab's timers' clock (lag checks, the rebalance scheduler): a lesson holds it at a stop."""
         self._observe = observe
         self.zk_multi_read = False
         """Every ZooKeeper server answers ``multiRead`` (asked at start; ``backend/zk/multi_read.py``)."""

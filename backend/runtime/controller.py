@@ -13,6 +13,7 @@ controller fits on one screen; the decisions themselves live in the core.
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from kazoo.protocol.states import EventType
@@ -28,10 +29,14 @@ from backend.core.partition_state_machine import trigger_online_partition_state_
 from backend.core.plan import Plan, run_program
 from backend.core.records import Record
 from backend.runtime.event_manager import ControllerEventManager, QueuedEvent
+from backend.runtime.lab_clock import LabTimer
 from backend.runtime.polling import poll_until
 
 if TYPE_CHECKING:
     from backend.runtime.broker import SimulatedBroker
+
+TIMED_WRITES = 200
+"""A batch of at least this many controller writes leaves a ``zk_writes`` record with its time."""
 
 
 class KafkaController:
@@ -47,7 +52,7 @@ class KafkaController:
         self._lost_watches: dict = {}
         self._controller_watch_lost = False
         self._current: QueuedEvent | None = None
-        self._rebalance_timer: threading.Timer | None = None
+        self._rebalance_timer: LabTimer | None = None
         self._lock = threading.Lock()
 
     @property
@@ -108,6 +113,7 @@ class KafkaController:
             result = self.broker.kafka_zk.get_partition_states(plan.reads)
         elif plan.writes:
             writes, zk = list(plan.writes), self.broker.kafka_zk
+            zk.pipelined = self.broker.config["kclab.zk.pipelined.writes"]
             if self.broker.pause_armed_for(self._current) and len(writes) > 1:
                 # A pause armed for this event strikes after the *first* write: the rest of the
                 # batch is attempted only when the broker wakes up — by then as a zombie.
@@ -115,11 +121,26 @@ class KafkaController:
                 self.broker.after_controller_write(self._current)
                 result = result + zk.execute(writes[1:], epoch_zk_version, emit=self._emit)
             else:
+                started = time.perf_counter()
                 result = zk.execute(writes, epoch_zk_version, emit=self._emit)
+                self._timed_writes(len(writes), time.perf_counter() - started, zk.pipelined)
                 self.broker.after_controller_write(self._current)
         if plan.requests:
             self.cluster.channel.send(self, plan.requests)
         return result
+
+    def _timed_writes(self, count: int, seconds: float, pipelined: bool) -> None:
+        """A big batch of writes says how long it took: what Kafka 1.1's pipelining buys, live."""
+        if count < TIMED_WRITES:
+            return
+        how = ("pipelined: each sent without waiting for the previous answer" if pipelined
+               else "one at a time: each sent after the previous answer")
+        self._emit([Record(kind="controller", subject=f"broker:{self.broker.id}", to_state="zk_writes",
+                           broker_id=self.broker.id, controller_id=self.broker.id,
+                           controller_epoch=self.ctx.epoch or None, count=count,
+                           note=f"Controller {self.broker.id} wrote {count} znodes to ZooKeeper in "
+                                f"{seconds * 1000:.0f} ms, {how}.",
+                           detail={"ms": round(seconds * 1000, 1), "pipelined": pipelined})])
 
     # -- election (§2) ------------------------------------------------------------------------
     def _watch_controller(self) -> int | None:
@@ -277,8 +298,12 @@ class KafkaController:
             self._run(topic_deletion.process_topic_deletion(self.ctx, topics))
 
     def on_stop_replica_response(self, event: ev.TopicDeletionStopReplicaResponseReceived) -> None:
-        if self.is_active:
-            self._run(topic_deletion.process_stop_replica_response(self.ctx, event.replica_id, event.partition_errors))
+        """Only partitions of a topic deletion in progress count: a reassignment deletes its
+        removed replicas with StopReplica too, and that answer is nobody's event."""
+        deleting = self.ctx.topics_with_deletion_started
+        errors = tuple((tp, error) for tp, error in event.partition_errors if tp.topic in deleting)
+        if self.is_active and errors:
+            self._run(topic_deletion.process_stop_replica_response(self.ctx, event.replica_id, errors))
 
     def on_zk_partition_reassignment(self, event) -> None:
         if self.is_active:
@@ -350,10 +375,8 @@ class KafkaController:
             if generation == self._generation and self.is_active:
                 self.events.put(ev.AutoPreferredReplicaLeaderElection())
 
-        with self._lock:
-            self._rebalance_timer = threading.Timer(max(0.0, delay_s), fire)
-            self._rebalance_timer.daemon = True
-            self._rebalance_timer.start()
+        with self._lock:  # on the lab's clock: a lesson holds it while a stop waits
+            self._rebalance_timer = self.cluster.clock.call_later(max(0.0, delay_s), fire)
 
     def _cancel_rebalance(self) -> None:
         with self._lock:

@@ -95,7 +95,7 @@ class DataPlane:
             if self._stopped.is_set() or self.broker.status != "running":
                 continue
             try:
-                now = time.monotonic() * 1000
+                now = self.broker.cluster.clock.now_ms()
                 self._fetch_as_follower(now)
                 self._maintain_as_leader(now)
                 self._propagate_isr_changes(now)
@@ -107,7 +107,7 @@ class DataPlane:
     # -- what the controller decided ----------------------------------------------------------------
     def on_partitions_changed(self, partitions, deleted: set[TopicPartition] = frozenset()) -> None:
         """After a LeaderAndIsr or StopReplica: start leading, start following, or stop."""
-        now = time.monotonic() * 1000
+        now = self.broker.cluster.clock.now_ms()
         became_leader = []
         with self._lock:
             for tp in deleted:
@@ -213,7 +213,7 @@ class DataPlane:
                               op="high_watermark", broker_id=self.broker.id, topic=tp.topic, partition=tp.partition,
                               offset=log.high_watermark, leader=self.broker.id, leader_epoch=state.leader_epoch,
                               isr=state.isr, detail={"leo": log.log_end_offset, "hw": log.high_watermark}))
-            self._complete_delayed(time.monotonic() * 1000)
+            self._complete_delayed(self.broker.cluster.clock.now_ms())
 
     def _maintain_as_leader(self, now: float) -> None:
         lag_max = self.broker.config["replica.lag.time.max.ms"]
@@ -296,12 +296,12 @@ class DataPlane:
                 return
             timeout = self.broker.config["request.timeout.ms"]
             produce = DelayedProduce(
-                tp, state.leader_epoch, last + 1, time.monotonic() * 1000 + timeout,
+                tp, state.leader_epoch, last + 1, self.broker.cluster.clock.now_ms() + timeout,
                 lambda error: respond(error, (first, last, state.leader_epoch)))
             self._delayed.append(produce)
             # Only the new request can have become complete: a moved high watermark already
             # checked the others (Kafka's purgatory, too, checks only what a change concerns).
-            self._complete_delayed(time.monotonic() * 1000, [produce])
+            self._complete_delayed(self.broker.cluster.clock.now_ms(), [produce])
 
     def _complete_delayed(self, now: float, candidates=None) -> None:
         """Answer the waiting acks=all produces (``candidates``, default all) that are done."""

@@ -8,6 +8,7 @@ Sinks must therefore be quick (append to a buffer, write one line).
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import deque
@@ -76,8 +77,10 @@ class RecordBus:
         checked = after_seq
         with self._cond:
             while True:
-                for record in self._recent:
-                    if record.seq >= checked and predicate(record):
+                # Seqs are dense and kept in order: the unchecked records are the newest ones.
+                unchecked = list(itertools.islice(reversed(self._recent), max(0, self._seq - checked)))
+                for record in reversed(unchecked):
+                    if predicate(record):
                         return record
                 checked = self._seq
                 remaining = deadline - time.monotonic()

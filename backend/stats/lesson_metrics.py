@@ -3,8 +3,10 @@
 The ``lesson`` records come from the lesson runner (``backend/lessons/runner.py``):
 ``started`` / ``finished`` (subject ``lesson:<id>``, ``detail.completed`` on ``finished``),
 ``step_started`` / ``step_finished`` (``step``, ``op``), and ``answered`` (``step`` of the
-``predict`` step, ``student`` — absent in a solo lesson —, ``answer``, ``correct``). Functions
-take the usable records and return one row per event keyed by the session key ``sk``.
+``predict`` step, ``student`` — absent in a solo lesson —, ``answer``, ``correct`` — absent for
+"I'm not sure" —, ``question``, the predict's id, and ``misconception``, the author's sentence for
+the wrong choice picked). Functions take the usable records and return one row per event keyed
+by the session key ``sk``.
 """
 
 from __future__ import annotations
@@ -29,11 +31,15 @@ def lesson_ids(records: DataFrame) -> DataFrame:
 
 def answers(records: DataFrame) -> DataFrame:
     """One row per answer to a ``predict`` step. ``answer_key`` is the answer trimmed and in
-    lower case, so "Broker 1" and "broker 1 " count as one wrong answer.
-    Columns: sk, seq, step, answer_student, answer, answer_key, correct."""
+    lower case, so "Broker 1" and "broker 1 " count as one wrong answer. ``question`` is the
+    predict's id (logs from before it was recorded: ``step N``); ``unsure``: "I'm not sure".
+    Columns: sk, seq, step, question, answer_student, answer, answer_key, correct, unsure, misconception."""
     return (_lesson(records, "answered")
-            .select("sk", "seq", "step", F.col("student").alias("answer_student"), "answer",
-                    F.lower(F.trim(F.coalesce("answer", F.lit("")))).alias("answer_key"), "correct"))
+            .select("sk", "seq", "step",
+                    F.coalesce("question", F.concat(F.lit("step "), F.col("step").cast("string"))).alias("question"),
+                    F.col("student").alias("answer_student"), "answer",
+                    F.lower(F.trim(F.coalesce("answer", F.lit("")))).alias("answer_key"), "correct",
+                    F.col("correct").isNull().alias("unsure"), "misconception"))
 
 
 def step_durations(records: DataFrame) -> DataFrame:

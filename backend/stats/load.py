@@ -46,7 +46,8 @@ REASONS = ("missing_header", "truncated", "bad_json", "wrong_type", "missing_fie
 
 # The record columns the metrics read; everything else is dropped before caching.
 RECORD_COLUMNS = ("kind", "seq", "ts_ms", "from_state", "to_state", "op", "outcome", "election", "topic",
-                  "partition", "leader", "controller_epoch", "count", "acks", "step", "student", "answer", "correct")
+                  "partition", "leader", "controller_epoch", "count", "acks", "step", "student", "answer", "correct",
+                  "question", "misconception")
 # Header columns, kept on the header row (line 0) only.
 HEADER_COLUMNS = ("session_id", "mode", "lesson_id", "class_id", "started_ms")
 EXCERPT_CHARS = 200

@@ -29,6 +29,9 @@ DATASETS: dict[str, str] = {
     "fencing": "zombie writes fenced by ZooKeeper and requests rejected for a stale epoch, per scope",
     "predictions": "answers to predict steps: answers, correct, wrong, accuracy per lesson and step, per scope",
     "wrong_answers": "the 3 most common wrong answers per lesson step (per lesson, per class)",
+    "choices": "answers to each question per choice: answers, right (the cluster's answer), unsure, per scope",
+    "misconceptions": "the 5 most common misconceptions per lesson: the wrong choice and its sentence (per lesson, "
+                      "per class)",
     "step_times": "time per lesson step (step_started to step_finished), per lesson, step and op",
     "completion": "lessons started, finished, finished completed, completion rate, per scope",
     "funnel": "sessions that reached (started) and finished each lesson step, per scope",
@@ -142,19 +145,34 @@ class Metrics:
                      [F.count(F.lit(1)).alias("answers"), count_where(F.col("correct"), "correct"),
                       count_where(~F.col("correct"), "wrong")],
                      by=["lesson_id", "step"], scopes=("lesson", "class", "student", "cell"))
-        return out.withColumn("accuracy", F.col("correct") / (F.col("correct") + F.col("wrong")))
+        graded = F.col("correct") + F.col("wrong")  # "I'm not sure" is neither: it does not count here
+        return out.withColumn("accuracy", F.when(graded > 0, F.col("correct") / graded))
 
     def _wrong_answers(self) -> DataFrame:
-        wrong = self.answer_events.where(~F.col("correct"))
+        top = self._most_common(self.answer_events.where(~F.col("correct")), ["step"], ["answer_key"], 3)
+        return top.withColumnRenamed("answer_key", "answer")
+
+    def _choices(self) -> DataFrame:
+        return scoped(self.answer_events, [F.count(F.lit(1)).alias("answers"), count_where(F.col("correct"), "right"),
+                                           count_where(F.col("unsure"), "unsure")],
+                      by=["lesson_id", "question", "answer"], scopes=("lesson", "class", "cell"))
+
+    def _misconceptions(self) -> DataFrame:
+        with_one = self.answer_events.where(F.col("misconception").isNotNull())
+        return self._most_common(with_one, [], ["question", "answer", "misconception"], 5)
+
+    @staticmethod
+    def _most_common(events: DataFrame, within: list[str], what: list[str], n: int) -> DataFrame:
+        """The ``n`` most frequent values of ``what`` per lesson (and ``within``), per lesson and per
+        class: columns scope, the dimensions, lesson_id, ``within``, ``what``, count, rank."""
         parts = []
         for scope in ("lesson", "class"):
-            keys = list(dict.fromkeys([*SCOPES[scope], "lesson_id", "step"]))
-            counts = wrong.groupBy(*keys, "answer_key").agg(F.count(F.lit(1)).alias("count"))
-            rank = F.row_number().over(Window.partitionBy(*keys).orderBy(F.desc("count"), "answer_key"))
-            top = counts.withColumn("rank", rank).where(F.col("rank") <= 3)
+            keys = list(dict.fromkeys([*SCOPES[scope], "lesson_id", *within]))
+            counts = events.groupBy(*keys, *what).agg(F.count(F.lit(1)).alias("count"))
+            rank = F.row_number().over(Window.partitionBy(*keys).orderBy(F.desc("count"), *what))
+            top = counts.withColumn("rank", rank).where(F.col("rank") <= n)
             dims = [F.col(d) if d in keys else F.lit(None).cast("string").alias(d) for d in DIMS if d != "lesson_id"]
-            parts.append(top.select(F.lit(scope).alias("scope"), *dims, "lesson_id", "step",
-                                    F.col("answer_key").alias("answer"), "count", "rank"))
+            parts.append(top.select(F.lit(scope).alias("scope"), *dims, "lesson_id", *within, *what, "count", "rank"))
         return parts[0].unionByName(parts[1])
 
     def _step_times(self) -> DataFrame:

@@ -57,6 +57,8 @@ RECORD_TYPES: dict[str, T.DataType] = {
     "student": STRING,
     "answer": STRING,
     "correct": BOOL,
+    "question": STRING,
+    "misconception": STRING,
     "detail": STRING,  # a JSON object, kept as its text
 }
 

@@ -72,6 +72,18 @@ def headline(staging: Path) -> dict:
     }
 
 
+def misconceptions(staging: Path, per_lesson: int = 3) -> dict[str, list[dict]]:
+    """The most common misconceptions of each lesson (over every class): what the students who
+    picked a wrong choice were told, and how many picked it."""
+    out: dict[str, list[dict]] = {}
+    rows = [r for r in read_json_dataset(staging, "misconceptions") if r["scope"] == "lesson"]
+    for row in sorted(rows, key=lambda r: (r.get("lesson_id") or "", r["rank"])):
+        if row["rank"] <= per_lesson:
+            out.setdefault(row.get("lesson_id") or "(none)", []).append(
+                {k: row[k] for k in ("question", "answer", "misconception", "count")})
+    return out
+
+
 def build_summary(staging: Path, replays: str, listing: dict | None, counts: dict, rows: dict[str, int],
                   timings: dict[str, float], spark) -> dict:
     sessions = read_json_dataset(staging, "sessions")
@@ -92,6 +104,7 @@ def build_summary(staging: Path, replays: str, listing: dict | None, counts: dic
         "malformed": {"lines": sum(counts["malformed_by_reason"].values()),
                       "by_reason": counts["malformed_by_reason"], "examples": malformed},
         "headline": headline(staging),
+        "misconceptions": misconceptions(staging),
         "filters": {"class_ids": sorted({s["class_id"] for s in sessions if s.get("class_id")}),
                     "lesson_ids": sorted({s["lesson_id"] for s in sessions if s.get("lesson_id")}),
                     "dates": sorted({s["date"] for s in sessions if s.get("date")})},
@@ -118,6 +131,8 @@ def headline_text(summary: dict) -> str:
         f"acknowledged messages lost: {h['messages_lost']['total']} {h['messages_lost']['by_acks']}",
         f"zombie writes fenced: {h['zombie_writes_fenced']}; stale-epoch requests rejected: {h['stale_epoch_rejections']}",
         f"predictions: {h['predictions']['answers']} answers, accuracy {h['predictions']['accuracy']}",
+        *[f"  misconception in {lesson}: {m['count']} × {m['question']} = {m['answer']!r}: {m['misconception']}"
+          for lesson, top in summary.get("misconceptions", {}).items() for m in top[:1]],
         f"lessons: {h['lessons']['started']} started, {h['lessons']['completed']} completed",
         f"free play: {h['free_play']['user_faults']} faults injected by students",
         f"took {summary['timings_s'].get('total', 0):.1f} s ({summary['records_per_s']} records/s)",

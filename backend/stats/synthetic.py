@@ -24,8 +24,13 @@ import random
 from pathlib import Path
 
 QUESTION = "Which broker becomes the controller now?"
+QUESTION_ID = "next_controller"
 WRONG_ANSWERS = ("0", "none", "2", "the same one", " None ")  # " None " counts as "none"
 WRONG_WEIGHTS = (6, 3, 2, 1, 1)
+MISCONCEPTIONS = {"0": "The dead controller cannot win: its session, and /controller with it, is gone.",
+                  "none": "Every live broker watches /controller and races for it when it goes."}
+UNSURE = "I'm not sure"  # backend.lessons.answers.UNSURE: neither right nor wrong
+P_UNSURE = 0.1
 
 
 def load_log(path: str | Path) -> tuple[dict, list[dict]]:
@@ -141,9 +146,12 @@ def _predict(out: list[dict], ts: int, step: int, open_step, rng, answerers, sub
         right = rng.random() < p_correct
         answer = expected if right else rng.choices(WRONG_ANSWERS, weights=WRONG_WEIGHTS, k=1)[0]
         correct = answer.strip().lower() == expected
+        if not right and rng.random() < P_UNSURE:
+            answer, correct = UNSURE, None
         out.append(_lesson_record("answered", ts + think, subject, op="predict", step=predict, student=who,
-                                  answer=answer, correct=correct,
-                                  detail={"question": QUESTION, "expected": expected}))
+                                  answer=answer, correct=correct, question=QUESTION_ID,
+                                  misconception=None if correct is None else MISCONCEPTIONS.get(answer.strip().lower()),
+                                  detail={"question": QUESTION, "expected": expected, "question_id": QUESTION_ID}))
     return think
 
 

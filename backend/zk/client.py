@@ -43,7 +43,7 @@ class KafkaZkClient:
         self.reader = ZnodeReader(zk, TIMEOUT_S, multi_read)
         self.pipelined = True
         """``False`` makes controller writes synchronous, one at a time, as Kafka's controller
-        wrote before 1.1 (KAFKA-5642). Only ``bench/controller_scale.py --sync-writes`` sets it."""
+        wrote before 1.1 (KAFKA-5642). The controller sets it from ``kclab.zk.pipelined.writes``."""
 
     # -- broker registration (§1.1) -------------------------------------------------------------
     def create_top_level_paths(self) -> None:

@@ -18,6 +18,7 @@ import {createPartitionsView} from './views/partitions.js';
 import {createTimelineView} from './views/timeline.js';
 import {createZookeeperView} from './views/zookeeper.js';
 import {zookeeperStatus} from './zk-status.js';
+import {maybeWelcome} from './welcome.js';
 
 const ANIMATE_AT_MOST = 60; // more records than this in one frame: jump, do not animate
 const AUTO_HISTORY = 20000; // a joining page fetches the records before its snapshot if fewer than this
@@ -45,8 +46,8 @@ const views = [ // the timeline first: it sets a scroll offset, which lays out i
   createPartitionsView($('partitions')),
   createControllerView($('controllers')),
   createZookeeperView($('zookeeper')),
-  createLessonView($('lesson'), {teaching, api, getSource: () => source, getHeadView: () => store.headView,
-    switchSandbox, alerts: controls.alerts}), // last: it highlights what the views above drew
+  createLessonView($('lesson'), {teaching, api, store, getSource: () => source, switchSandbox,
+    alerts: controls.alerts}), // last: it highlights what the views above drew
 ];
 
 store.on('view', (e) => {
@@ -235,6 +236,9 @@ async function boot() {
     status('opening the sandbox…');
     const [sandbox, io] = await Promise.all([openSandbox(api), socketIo()]);
     startSource(sandboxSource(api, io, sandbox));
+    if (!sandbox.lesson) {
+      maybeWelcome({teaching, api, alerts: controls.alerts, before: $('lesson')});
+    }
     await loadVocabulary();
   } catch (error) {
     status('no sandbox');

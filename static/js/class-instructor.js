@@ -128,12 +128,16 @@ export async function boot(shell) {
     draw();
   }
 
-  /** The chart: the tally of the open question, its text and choices from the lesson's records. */
+  /** The chart: the open question, else the one answered last, with its text, choices and —
+   *  once revealed — the cluster's answer, from the lesson's records. */
   function updateChart() {
-    const question = store.headView.lesson?.question ?? null;
-    const open = question && (tally.question === null || tally.question === question.id) ? question
-      : tally.question ? {id: tally.question, text: tally.question, choices: null, answer: null} : null;
-    chart.update({question: open, counts: open && tally.question === open.id ? tally.counts : {}});
+    const lesson = store.headView.lesson;
+    const latest = lesson?.question ?? null;
+    const question = latest?.state === 'open' ? latest
+      : (tally.question ? lesson?.questions?.[tally.question] : null) ?? latest;
+    const shown = question ?? (tally.question ? {id: tally.question, text: tally.question, choices: null, answer: null}
+      : null);
+    chart.update({question: shown, counts: shown && tally.question === shown.id ? tally.counts : {}});
   }
   store.on('view', updateChart);
 

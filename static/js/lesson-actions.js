@@ -6,8 +6,10 @@
  * the way back to the lesson. Back, Restart and Try answer a new sandbox: `switchSandbox` shows it.
  *
  * actions: {role, me (whose graded answers are "mine"), lessonKey (for the outline), next(),
- * answer(question, answer), back(step), restart(), tryFrom(step), returnToLesson()} — absent
- * ones are buttons the page does not show.
+ * answer(question, answer), replay(step) (the lesson again on a new cluster, up to that stop),
+ * restart(), tryFrom(step) (a free-play copy), startLesson(id) (the next lesson of the course),
+ * returnToLesson()} — absent ones are buttons the page does not show. Looking back at an
+ * earlier stop needs no action: the page rebuilds it from the records it has.
  */
 const WALKTHROUGH_KEY = 'kclab.walkthrough'; // the lesson a "Try it yourself" copy came from
 
@@ -32,8 +34,13 @@ export function lessonActions({teaching, api, switchSandbox}) {
       role: 'walkthrough', me: 'student', lessonKey: source.sandbox.lesson,
       next: () => call('continue'),
       answer: (q, a) => call('answer', {question: q, answer: a}),
-      back: (step) => rewind('back', {step}),
+      replay: (step) => rewind('replay', {step}),
       restart: () => rewind('restart'),
+      startLesson: async (id) => {
+        const next = await teaching.startWalkthrough(id);
+        await switchSandbox(next);
+        await api.deleteSandbox(source.id, source.token).catch(() => null);
+      },
       tryFrom: async (step) => {
         localStorage.setItem(WALKTHROUGH_KEY, JSON.stringify({id: source.id, token: source.token}));
         await rewind('try', {step});

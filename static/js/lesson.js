@@ -1,32 +1,70 @@
 /**
  * PURE what the lesson panel and the class pages show, computed from `view.lesson` (the fold of
  * the lesson's records, lesson-model.js) and the lesson's outline (GET /api/lessons/<id>):
- * progress, where Back and "Try it yourself" go, what a highlight points at, what an `await`
- * waits for, how a class answered. No DOM: node tests it (tests/js/lesson.test.mjs).
+ * progress by stops, where Back looks and "Try it from here" replays to, what a highlight points
+ * at, what an `await` waits for, how a class answered. No DOM: node tests it (tests/js/lesson.test.mjs).
  */
 
-/** "step 5 of 12": the step the lesson is at (before the first one: "starting"). */
-export function progressText(lesson) {
+export const UNSURE = "I'm not sure"; // backend/lessons/answers.py UNSURE: offered with every question
+
+/** The outline's stops: the steps the lesson waits at (a narration, a question, a pause). */
+export function stopsOf(outline) {
+  return Array.isArray(outline) ? outline.filter((s) => s.stop) : [];
+}
+
+/** "stop 3 of 12" — the stop on screen (waiting at it, or the last one passed while it plays). */
+export function progressText(lesson, outline) {
   if (!lesson) return '';
-  if (!lesson.step) return `starting · ${lesson.steps} steps`;
-  const done = lesson.status === 'finished' ? ' · done' : lesson.status === 'stopped' ? ' · stopped' : '';
-  return `step ${lesson.step} of ${lesson.steps}${done}`;
+  const total = stopsOf(outline).length || '?';
+  if (lesson.status === 'finished') return `all ${total} stops · done`;
+  const reached = (lesson.stops ?? []).length;
+  if (!reached) return `starting · ${total} stops`;
+  const playing = lesson.status === 'waiting' ? '' : ' · playing';
+  const stopped = lesson.status === 'stopped' ? ' · stopped' : '';
+  return `stop ${reached} of ${total}${stopped || playing}`;
+}
+
+/** The stop whose narration is on screen: the one the lesson waits at, else the last one passed. */
+export function shownStop(lesson) {
+  const stops = lesson?.stops ?? [];
+  return stops.length ? stops[stops.length - 1] : null;
 }
 
 /**
- * Where Back goes. A lesson only stops at its `pause` steps (everything else plays on by itself),
- * so "the previous step" is the previous stop: the last pause before the one the lesson waits
- * at now — or, while it plays or after it ended, the last pause it passed. With none, step 1.
- * The server replays the lesson to there on a new cluster (pauses before it are skipped).
+ * The moment to show for a stop that was passed: the last record before Continue, when the
+ * student had it on screen. A stop still waiting has no such moment (it is now).
  */
-export function backStep(lesson, outline) {
-  if (!lesson || !Array.isArray(outline)) return 1;
-  const limit = lesson.status === 'waiting' ? lesson.step : lesson.step + 1;
-  const pauses = outline.filter((s) => s.op === 'pause' && s.index < limit).map((s) => s.index);
-  return pauses.length ? pauses[pauses.length - 1] : 1;
+export function stopMoment(stop) {
+  return stop && stop.done_seq !== null && stop.done_seq !== undefined ? stop.done_seq - 1 : null;
 }
 
-/** "Try it yourself" from here: a copy that has played every step before this one. */
+/**
+ * Where Back looks: the stop before the one on screen — or, while the lesson plays on after a
+ * stop, that stop itself as it was. Null when there is nothing before. `{step, seq, number}`.
+ */
+export function backTarget(lesson) {
+  const stops = lesson?.stops ?? [];
+  if (!stops.length) return null;
+  const last = stops.length - 1;
+  const target = stops[last].done_seq === null || stops[last].done_seq === undefined ? last - 1 : last;
+  if (target < 0) return null;
+  return {step: stops[target].step, seq: stopMoment(stops[target]), number: target + 1};
+}
+
+/** A passed stop (by step) to look back at: `{step, seq, number}`, or null. */
+export function lookBackAt(lesson, step) {
+  const stops = lesson?.stops ?? [];
+  const index = stops.findIndex((s) => s.step === step);
+  if (index < 0 || stopMoment(stops[index]) === null) return null;
+  return {step, seq: stopMoment(stops[index]), number: index + 1};
+}
+
+/** "Try it from here": the lesson replayed on a new cluster up to the stop on screen. */
+export function tryFromStep(lesson) {
+  return shownStop(lesson)?.step ?? 1;
+}
+
+/** "Try it yourself": a copy that has played every step before here. */
 export function tryStep(lesson) {
   if (!lesson) return 1;
   const here = lesson.status === 'waiting' || lesson.status === 'stopped' ? lesson.step : lesson.step + 1;
@@ -39,6 +77,35 @@ export function awaitText(awaiting) {
   const fields = Object.entries(awaiting.record ?? {}).map(([k, v]) => `${k} = ${Array.isArray(v) ? `[${v.join(', ')}]` : v}`);
   const seconds = awaiting.timeout_ms ? ` (up to ${Math.round(awaiting.timeout_ms / 100) / 10} s)` : '';
   return `Waiting for a record with ${fields.join(', ') || 'any fields'}${seconds}.`;
+}
+
+/** The stop's held lab timers, in words (empty when none are held). */
+export function heldText(held) {
+  if (!held?.length) return '';
+  return `⏸ While you read, the lab holds its own timers (${held.join(', ')}): for the cluster no time passes `
+    + 'until you continue.';
+}
+
+/** The badge beside the title: what the lesson is doing, for whoever watches it. */
+export function statusText(lesson, role) {
+  if (!lesson) return 'starting';
+  if (role === 'copy') return 'free play';
+  const waiting = {student: 'waiting for the instructor', replay: 'waiting for Continue'}[role] ?? 'waiting for you';
+  return {waiting, running: 'playing', finished: 'done', stopped: 'stopped'}[lesson.status] ?? lesson.status;
+}
+
+/** The line under the narration: what an `await` waits for, or a stage direction. */
+export function noteText(lesson) {
+  if (!lesson || lesson.status === 'finished' || lesson.status === 'stopped') return '';
+  if (lesson.op === 'await' && lesson.awaiting) return awaitText(lesson.awaiting);
+  if (lesson.op === 'direct' && lesson.note) return `Stage direction: ${lesson.note}`;
+  return '';
+}
+
+/** A step's text on one line of the stops outline. */
+export function firstLine(text) {
+  const line = String(text).trim().split('\n')[0];
+  return line.length > 90 ? `${line.slice(0, 89)}…` : line;
 }
 
 /**
@@ -78,21 +145,30 @@ export function myGradedAnswer(lesson, questionId, me) {
   return mine.length ? mine[mine.length - 1] : null;
 }
 
-/** How the graded answers to one question came out: {right, wrong, total}. */
+/** How the graded answers to one question came out: {right, wrong, unsure, total}. */
 export function gradeTally(lesson, questionId) {
   const answers = (lesson?.answers ?? []).filter((a) => a.question === questionId);
   const right = answers.filter((a) => a.correct === true).length;
-  return {right, wrong: answers.length - right, total: answers.length};
+  const unsure = answers.filter((a) => a.correct === null || a.correct === undefined).length;
+  return {right, wrong: answers.length - right - unsure, unsure, total: answers.length};
+}
+
+/** The questions to draw: the open one and those asked but not yet answered by the cluster, then
+ *  those the cluster answered since the last stop was passed. */
+export function questionsOnScreen(lesson) {
+  const all = Object.values(lesson?.questions ?? {});
+  const revealed = new Set(lesson?.revealed ?? []);
+  return all.filter((q) => q.state !== 'revealed' || revealed.has(q.id));
 }
 
 /**
- * The bars of the class's answer chart: every choice in the lesson's order (zero bars too, so
- * the chart does not jump as answers arrive), then any free-text answers, most frequent first.
- * `right` (the cluster's answer, once revealed) marks its bar.
+ * The bars of the class's answer chart: every choice in the lesson's order, then "I'm not sure"
+ * (zero bars too, so the chart does not jump as answers arrive), then any other answers, most
+ * frequent first. `right` (the cluster's answer, once revealed) marks its bar.
  */
 export function answerBars(choices, counts, right = null) {
   const given = counts ?? {};
-  const listed = (choices ?? []).map(String);
+  const listed = choices ? [...choices.map(String), UNSURE] : [];
   const others = Object.keys(given).filter((a) => !listed.includes(a))
     .sort((a, b) => given[b] - given[a] || (a < b ? -1 : a > b ? 1 : 0));
   const answers = [...listed, ...others];

@@ -1,12 +1,14 @@
 /**
- * The /lessons page: the lesson list, and "Start the walkthrough". Starting one creates the
+ * The /lessons page: the course — its parts in teaching order, this browser's progress through
+ * them (course.js) and where to start — and "Start the walkthrough". Starting one creates the
  * lesson's sandbox on the server, keeps it as this browser's sandbox (the one it had before is
  * deleted: one page, one cluster) and opens the main page, which resumes it — so the lesson
  * survives a reload there like any sandbox does.
  */
 import {Api} from './api.js';
 import {createAlerts} from './controls/alerts.js';
-import {rememberSandbox, savedSandbox} from './sandbox.js';
+import {readProgress} from './course.js';
+import {adoptSandbox} from './sandbox.js';
 import {TeachingApi} from './teaching-api.js';
 import {createLessonList} from './views/lesson-list.js';
 
@@ -23,9 +25,7 @@ async function startWalkthrough(lesson) {
     alerts.error(`Could not start “${lesson.title}”: ${error.message}`);
     return;
   }
-  const old = savedSandbox();
-  if (old && old.id !== sandbox.id) await api.deleteSandbox(old.id, old.token).catch(() => null);
-  rememberSandbox(sandbox);
+  await adoptSandbox(api, sandbox);
   window.location.assign('/');
 }
 
@@ -34,7 +34,7 @@ const list = createLessonList($('lesson-list'), {
 });
 
 teaching.lessons()
-  .then((answer) => list.render(answer.lessons))
+  .then((answer) => list.render(answer.lessons, {parts: answer.parts ?? [], progress: readProgress(localStorage)}))
   .catch((error) => {
     list.render([]);
     alerts.error(`Could not load the lessons: ${error.message}`);

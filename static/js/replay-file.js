@@ -30,7 +30,7 @@ export const FIELD_TYPES = {
   broker_id: 'int', leader: 'int', isr: 'list[int]', leader_epoch: 'int',
   zk_version: 'int', zxid: 'int', election: 'str', outcome: 'str', note: 'str',
   op: 'str', offset: 'int', count: 'int', acks: 'str', step: 'int', student: 'str',
-  answer: 'str', correct: 'bool', detail: 'dict',
+  answer: 'str', correct: 'bool', question: 'str', misconception: 'str', detail: 'dict',
 };
 const REQUIRED = ['v', 'session_id', 'seq', 'ts_ms', 'kind', 'subject'];
 const MUST_HAVE = ['kind', 'subject', 'session_id', 'seq', 'ts_ms'];

@@ -28,6 +28,14 @@ export function rememberSandbox(sandbox) {
   localStorage.setItem(KEY, JSON.stringify({id: sandbox.id, token: sandbox.token}));
 }
 
+/** Make `sandbox` (a walkthrough just started) this browser's sandbox: the one it had is deleted
+ *  (one page, one cluster), and the main page resumes the new one. */
+export async function adoptSandbox(api, sandbox) {
+  const old = savedSandbox();
+  if (old && old.id !== sandbox.id) await api.deleteSandbox(old.id, old.token).catch(() => null);
+  rememberSandbox(sandbox);
+}
+
 /** The saved sandbox if the server still has it, else a new one: {id, token, cluster, resumed}. */
 export async function openSandbox(api, {cluster = undefined, fresh = false} = {}) {
   const saved = fresh ? null : savedSandbox();

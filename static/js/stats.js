@@ -1,4 +1,4 @@
-// The instructor's statistics dashboard (static/stats.html): filters, four charts, and a button
+// The instructor's statistics dashboard (static/stats.html): filters, five charts, and a button
 // that runs the Spark job with a progress bar. Data comes from /api/stats/* (web/stats_pages.py),
 // plotly from /vendor/plotly.min.js (a classic script: the global `Plotly`). No build step.
 //
@@ -140,6 +140,52 @@ async function renderWrongAnswers() {
   table.classList.toggle('hidden', list.length === 0);
 }
 
+// Per question, how many picked each choice — the cluster's answer ✓, a wrong one ✗, not sure ? —
+// (the words mark the kind as well as the colour), and the misconceptions those wrong choices carry.
+const CHOICE_KINDS = [
+  { name: '✓ the cluster\'s answer', color: '#2e7d32', pick: (v) => v.right },
+  { name: '✗ a wrong choice', color: '#c62828', pick: (v) => v.answers - v.right - v.unsure },
+  { name: '? not sure', color: '#8a94a6', pick: (v) => v.unsure },
+];
+
+async function renderChoices() {
+  const cells = await rows('choices', { scope: 'cell' });
+  const byChoice = sumBy(cells, (r) => `${r.lesson_id ?? '(no lesson)'}\u0000${r.question}\u0000${r.answer}`,
+    ['answers', 'right', 'unsure']);
+  await renderMisconceptions();
+  if (!byChoice.size) return showEmpty('chart-choices', 'No answers to predictions in this selection.');
+  const keys = [...byChoice.keys()].sort();
+  const labels = keys.map((k) => {
+    const [lesson, question, answer] = k.split('\u0000');
+    const v = byChoice.get(k);
+    const mark = v.right ? '✓' : v.unsure ? '?' : '✗';
+    return `${lesson} · ${question}: ${mark} ${answer}`;
+  });
+  const traces = CHOICE_KINDS.map((kind) => ({
+    type: 'bar', orientation: 'h', name: kind.name, y: labels, x: keys.map((k) => kind.pick(byChoice.get(k))),
+    marker: { color: kind.color }, hovertemplate: '%{y}: %{x} students<extra></extra>' }));
+  return plot('chart-choices', traces, { barmode: 'stack', margin: { ...MARGIN, l: 320 },
+    height: Math.max(260, 22 * keys.length + 80), yaxis: { automargin: true, autorange: 'reversed' },
+    xaxis: { title: { text: 'students who picked it' } } }, keys.length);
+}
+
+async function renderMisconceptions() {
+  const scope = filters().class_id ? 'class' : 'lesson';
+  const list = await rows('misconceptions', { scope }, ['class_id', 'lesson_id']);
+  const table = $('misconceptions');
+  const body = table.querySelector('tbody');
+  body.innerHTML = '';
+  for (const row of list.sort((a, b) => (a.lesson_id || '').localeCompare(b.lesson_id || '') || a.rank - b.rank)
+    .slice(0, 40)) {
+    const tr = document.createElement('tr');
+    for (const value of [row.lesson_id ?? '–', row.question, row.answer, row.misconception, row.count]) {
+      const td = document.createElement('td'); td.textContent = String(value); tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+  table.classList.toggle('hidden', list.length === 0);
+}
+
 async function renderFaults() {
   const cells = await rows('sandbox_faults', { scope: 'cell' });
   const fields = ['injected', 'applied', 'elections', 'offline_windows', 'data_losses', 'messages_lost', 'fenced_writes'];
@@ -184,7 +230,7 @@ async function renderFunnel() {
 }
 
 async function renderCharts() {
-  const jobs = [renderFailover(), renderPredictions(), renderFaults(), renderFunnel()];
+  const jobs = [renderFailover(), renderPredictions(), renderChoices(), renderFaults(), renderFunnel()];
   const results = await Promise.allSettled(jobs);
   const failed = results.filter((r) => r.status === 'rejected');
   if (failed.length) notice(`Some charts could not be drawn: ${failed[0].reason.message}`, true);
@@ -242,7 +288,7 @@ async function loadSummary() {
       ? `Statistics have not been computed yet for the ${body.replay_logs} replay logs: press "Run statistics job".`
       : 'No replay logs yet: once students have played lessons or sandboxes, run the statistics job here.');
     $('headline').innerHTML = '';
-    for (const id of ['chart-failover', 'chart-predictions', 'chart-faults', 'chart-funnel']) {
+    for (const id of ['chart-failover', 'chart-predictions', 'chart-choices', 'chart-faults', 'chart-funnel']) {
       showEmpty(id, body.replay_logs ? 'Run the statistics job to see this chart.' : 'No replay logs yet.');
     }
     $('run-button').disabled = !body.replay_logs;

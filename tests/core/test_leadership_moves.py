@@ -69,7 +69,7 @@ def test_auto_rebalance_moves_leaders_back_above_ten_percent():
     assert [state_of(run.ctx, f"t-{i}")[0] for i in range(10)] == [0] * 10
     assert len(run.writes) == 2  # no znode to delete for an auto-triggered election
     [note] = [r for r in run.records_of("controller") if r.to_state == "imbalanced"]
-    assert "imbalance 20% > 10%" in note.note
+    assert "imbalance 2/10 = 20.0% > 10%" in note.note
 
 
 def test_auto_rebalance_skips_when_preferred_replica_not_in_isr():

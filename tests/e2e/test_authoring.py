@@ -23,8 +23,7 @@ cluster:
 steps:
   - op: say
     text: Broker 0 is the **controller**.
-  - op: highlight
-    targets: ["broker:0", "znode:/controller"]
+    highlight: ["broker:0", "znode:/controller"]
   - op: pause
   - op: crash_broker
     broker: 0
@@ -89,7 +88,7 @@ def test_write_check_dry_run_save_refuse_a_bad_upload_and_run(new_page, kclab_se
     assert "the lesson has problems; nothing was saved" in page.inner_text("#errors")
     status, stored = server.api("GET", "/api/lessons/ada/e2e_lesson")
     assert status == 200 and not stored["broken"] and stored["title"] == "My e2e lesson"
-    assert [s["op"] for s in stored["steps"]][2] == "pause"  # the good version stayed
+    assert [s["op"] for s in stored["steps"]][1] == "pause"  # the good version stayed
     assert page.inner_text('.lesson-card[data-lesson-id="ada/e2e_lesson"] .lesson-title') == "My e2e lesson"
     assert page.is_disabled('.editor-toolbar [data-action="run"]')  # what is in the editor is not what is saved
     screenshot(page, "authoring-bad-upload-refused")

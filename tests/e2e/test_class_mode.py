@@ -22,6 +22,32 @@ TOPIC = "t"  # the demo's default cluster: brokers 0, 1, 2 and topic t (3 partit
 STUDENTS = ("Ann", "Bo", "Cy")
 
 
+WAITING = "() => {const l = document.querySelector('#lesson'); return ['waiting', 'finished'].includes(l.dataset.status)" \
+          " && !l.querySelector('.lesson-progress').textContent.endsWith('…')}"
+
+
+def continue_to_the_question(instructor, question: str) -> None:
+    """The instructor presses Continue at every narration until the class waits at ``question``."""
+    while True:
+        instructor.wait_for_function(WAITING, timeout=40_000)
+        if instructor.locator(f'#lesson .lesson-question[data-question="{question}"]').count():
+            return
+        stop = instructor.get_attribute("#lesson", "data-stop")
+        instructor.click('#lesson button[data-action="next"]')
+        instructor.wait_for_function("(stop) => document.querySelector('#lesson').dataset.stop !== stop", arg=stop)
+
+
+def continue_to_the_end(instructor) -> None:
+    while True:
+        instructor.wait_for_function(WAITING, timeout=40_000)
+        if instructor.get_attribute("#lesson", "data-status") == "finished":
+            return
+        stop = instructor.get_attribute("#lesson", "data-stop")
+        instructor.click('#lesson button[data-action="next"]')
+        instructor.wait_for_function("(stop) => {const l = document.querySelector('#lesson');"
+                                     " return l.dataset.stop !== stop || l.dataset.status === 'finished'}", arg=stop)
+
+
 def join(new_page, server, code: str, name: str):
     page = new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{server.url}join")
@@ -92,6 +118,7 @@ def test_a_class_follows_the_instructor_answers_and_gets_private_copies(new_page
 
     # A lesson with a question: the students answer, the chart counts, the cluster grades.
     instructor.click('.lesson-card[data-lesson-id="controller_failover"] button[data-action="run-lesson"]')
+    continue_to_the_question(instructor, "next_epoch")
     for page in (instructor, *students):
         page.wait_for_selector('#lesson[data-status="waiting"] .lesson-question[data-question="next_epoch"]',
                                timeout=40_000)
@@ -114,13 +141,17 @@ def test_a_class_follows_the_instructor_answers_and_gets_private_copies(new_page
     cy.wait_for_selector('#lesson[data-status="waiting"] .lesson-question[data-state="answered"]', timeout=30_000)
     assert shown_source(cy) == lesson_session
 
-    instructor.click('#lesson button[data-action="next"]')
-    for page, name in zip(students, STUDENTS):
-        page.wait_for_selector('#lesson[data-status="finished"]', timeout=40_000)
-        result = page.locator("#lesson .q-result")
-        assert result.get_attribute("data-correct") == str(answers[name] == "2").lower()
-        assert "2 of 3 answered right" in page.inner_text("#lesson .q-tally")
+    continue_to_the_question(instructor, "new_leader")
+    instructor.click('#lesson button[data-action="next"]')  # nobody answered this one: the instructor goes on
+    for page, name in zip(students, STUDENTS):  # graded at the next stop, beside the cluster's answer
+        revealed = page.locator('#lesson .lesson-question[data-question="next_epoch"][data-state="revealed"]')
+        revealed.wait_for(timeout=40_000)
+        assert revealed.locator(".q-result").get_attribute("data-correct") == str(answers[name] == "2").lower()
+        assert "2 of 3 answered right" in revealed.locator(".q-tally").inner_text()
     instructor.wait_for_selector('.answer-counts tr[data-answer="2"][data-right="true"]')
+    continue_to_the_end(instructor)
+    for page in students:
+        page.wait_for_selector('#lesson[data-status="finished"]', timeout=40_000)
 
     # Every student gets a private copy: a sandbox of their own, where acting works.
     instructor.click('[data-action="fork"]')

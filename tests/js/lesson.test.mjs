@@ -5,8 +5,10 @@ import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {debounce, latestOnly, lessonIdFromFileName, lessonIdProblem, lineCount, problemsByLine}
   from '../../static/js/editor-model.js';
-import {answerBars, awaitText, backStep, gradeTally, highlightSelectors, myGradedAnswer, parseProblems,
-  progressText, tryStep} from '../../static/js/lesson.js';
+import {PROGRESS_KEY, firstToDo, lessonScore, nextLesson, readProgress, saveProgress, scoreText, withDone}
+  from '../../static/js/course.js';
+import {UNSURE, answerBars, awaitText, backTarget, gradeTally, heldText, highlightSelectors, lookBackAt, myGradedAnswer,
+  parseProblems, progressText, questionsOnScreen, shownStop, stopsOf, tryFromStep, tryStep} from '../../static/js/lesson.js';
 import {escapeHtml, renderMarkdown} from '../../static/js/markdown.js';
 import {fold} from '../../static/js/model.js';
 
@@ -15,60 +17,108 @@ let seq = 0;
 const rec = (toState, fields = {}) => ({v: 1, session_id: 's', seq: seq++, ts_ms: 0, kind: 'lesson',
   subject: 'lesson:demo', to_state: toState, ...fields});
 const step = (toState, index, op, fields = {}) => rec(toState, {subject: `step:${index}`, step: index, op, ...fields});
+const OUTLINE = [{index: 1, op: 'say', stop: true}, {index: 2, op: 'say', stop: false}, {index: 3, op: 'highlight', stop: false},
+  {index: 4, op: 'predict', stop: true}, {index: 5, op: 'await', stop: false}, {index: 6, op: 'reveal', stop: false},
+  {index: 7, op: 'say', stop: true}];
 
-test('lesson records fold into where the lesson is', () => {
+test('lesson records fold into stops, captions, questions and answers', () => {
   seq = 0;
   const records = [
     step('step_started', 1, 'say', {note: 'too early'}), // before started: nothing to attach it to
-    rec('started', {note: 'Lesson: Demo.', detail: {lesson_id: 'demo', title: 'Demo', steps: 6}}),
-    step('step_started', 1, 'say', {note: 'Hello **there**', detail: {args: {text: 'Hello **there**'}, line: 5}}),
-    step('step_finished', 1, 'say', {detail: {args: {}, line: 5}}),
-    step('step_started', 2, 'highlight', {note: 'look', detail: {args: {targets: ['broker:0']}, line: 7}}),
-    step('step_started', 3, 'predict', {note: 'Q?', detail: {args: {id: 'q'}, question: 'Q?', choices: ['1', '2']}}),
-    step('step_started', 4, 'pause', {detail: {args: {prompt: 'Go on'}}}),
+    rec('started', {note: 'Lesson: Demo.', detail: {lesson_id: 'demo', title: 'Demo', steps: 7}}),
+    step('step_started', 1, 'say', {note: 'Hello **there**', detail: {args: {text: 'Hello **there**',
+      highlight: ['broker:1']}, line: 5, stop: true}}),
   ];
   let view = fold(records);
   assert.equal(view.lesson.status, 'waiting');
-  assert.equal(view.lesson.prompt, 'Go on');
-  assert.deepEqual(view.lesson.highlight, {step: 2, targets: ['broker:0'], note: 'look'});
-  assert.deepEqual(view.lesson.question, {id: 'q', step: 3, text: 'Q?', choices: ['1', '2'], answer: null, explain: null});
-  assert.equal(progressText(view.lesson), 'step 4 of 6');
+  assert.deepEqual(view.lesson.stop, {step: 1, op: 'say', held: []});
+  assert.deepEqual(view.lesson.highlight, {step: 1, targets: ['broker:1'], note: null}, 'a narration can point');
+  assert.equal(progressText(view.lesson, OUTLINE), 'stop 1 of 3');
+  assert.equal(backTarget(view.lesson), null, 'nothing before the first stop');
   view = fold([
-    step('step_finished', 4, 'pause'),
+    step('step_finished', 1, 'say', {detail: {args: {}, line: 5}}),
+    step('step_started', 2, 'say', {note: 'A caption.', detail: {args: {caption: true}, line: 7, stop: false}}),
+    step('step_finished', 2, 'say'),
+    step('step_started', 3, 'highlight', {note: 'look', detail: {args: {targets: ['broker:0']}, line: 9, stop: false}}),
+    step('step_finished', 3, 'highlight'),
+    step('step_started', 4, 'predict', {note: 'Q?', detail: {args: {id: 'q'}, question: 'Q?', choices: ['1', '2'],
+      stop: true, held_timers: ['replica.lag.time.max.ms']}}),
+  ], view);
+  let lesson = view.lesson;
+  assert.equal(lesson.say.text, 'Hello **there**', 'a caption does not replace the stop\'s narration');
+  assert.deepEqual(lesson.captions, [{step: 2, text: 'A caption.', kind: 'caption'}, {step: 3, text: 'look', kind: 'highlight'}]);
+  assert.deepEqual(lesson.question, {id: 'q', step: 4, text: 'Q?', choices: ['1', '2'], answer: null, explain: null,
+    state: 'open'});
+  assert.deepEqual(lesson.stop.held, ['replica.lag.time.max.ms']);
+  assert.equal(heldText(lesson.stop.held).includes('replica.lag.time.max.ms'), true);
+  assert.deepEqual(backTarget(lesson), {step: 1, seq: 2, number: 1}, 'Back: stop 1 as it was before Continue');
+  assert.deepEqual(lookBackAt(lesson, 1), {step: 1, seq: 2, number: 1});
+  assert.equal(lookBackAt(lesson, 4), null, 'the stop it waits at is now, not a look back');
+  assert.equal(tryFromStep(lesson), 4);
+  view = fold([
+    step('step_finished', 4, 'predict'),
     step('step_started', 5, 'await', {detail: {args: {record: {kind: 'controller'}, message: 'm', timeout_ms: 1500}}}),
   ], view);
-  assert.equal(view.lesson.status, 'running');
-  assert.equal(awaitText(view.lesson.awaiting), 'Waiting for a record with kind = controller (up to 1.5 s).');
+  lesson = view.lesson;
+  assert.equal(lesson.status, 'running');
+  assert.deepEqual(lesson.captions, [], 'what was seen at a stop makes way when the student continues');
+  assert.equal(lesson.question.state, 'asked');
+  assert.equal(progressText(lesson, OUTLINE), 'stop 2 of 3 · playing');
+  assert.deepEqual(backTarget(lesson), {step: 4, seq: 8, number: 2}, 'playing on: Back shows the stop just passed');
+  assert.equal(awaitText(lesson.awaiting), 'Waiting for a record with kind = controller (up to 1.5 s).');
   view = fold([
     step('step_finished', 5, 'await'),
-    rec('answered', {step: 3, student: 's-1', answer: '1', correct: false, note: 'wrong', detail: {question_id: 'q'}}),
-    rec('answered', {step: 3, student: 's-2', answer: '2', correct: true, note: 'right', detail: {question_id: 'q'}}),
-    step('revealed', 6, 'reveal', {answer: '2', note: "The cluster's answer: 2. Because.", detail: {question_id: 'q'}}),
-    step('step_started', 6, 'say', {note: 'Bye'}),
-    rec('finished', {note: 'Lesson complete.', detail: {completed: true}}),
+    rec('answered', {step: 4, student: 's-1', answer: '1', correct: false, question: 'q', misconception: 'why not',
+      note: 'wrong', detail: {question_id: 'q'}}),
+    rec('answered', {step: 4, student: 's-2', answer: '2', correct: true, note: 'right', detail: {question_id: 'q'}}),
+    rec('answered', {step: 4, student: 's-3', answer: UNSURE, note: 'unsure', detail: {question_id: 'q'}}),
+    step('revealed', 6, 'reveal', {answer: '2', question: 'q', note: "The cluster's answer: 2. Because.",
+      detail: {question_id: 'q'}}),
   ], view);
-  const lesson = view.lesson;
-  assert.equal(lesson.awaiting, null);
-  assert.equal(lesson.highlight, null, 'a new say ends the highlight');
-  assert.equal(lesson.question.answer, '2');
-  assert.deepEqual(gradeTally(lesson, 'q'), {right: 1, wrong: 1, total: 2});
-  assert.equal(myGradedAnswer(lesson, 'q', 's-1').note, 'wrong');
+  lesson = view.lesson;
+  assert.deepEqual(questionsOnScreen(lesson).map((q) => q.id), ['q'], 'revealed since the last stop: still shown');
+  assert.deepEqual(gradeTally(lesson, 'q'), {right: 1, wrong: 1, unsure: 1, total: 3});
+  assert.equal(myGradedAnswer(lesson, 'q', 's-1').misconception, 'why not');
   assert.equal(myGradedAnswer(lesson, 'q', 'nobody'), null);
-  assert.equal(progressText(lesson), 'step 6 of 6 · done');
+  view = fold([step('step_started', 7, 'say', {note: 'Bye', detail: {args: {}, stop: true}}),
+    step('step_finished', 7, 'say'), rec('finished', {note: 'Lesson complete.', detail: {completed: true}})], view);
+  lesson = view.lesson;
+  assert.equal(lesson.highlight, null, 'a new narration ends the highlight');
+  assert.deepEqual(questionsOnScreen(lesson), [], 'answered and seen: gone at the next stop');
+  assert.deepEqual(lesson.stops.map((s) => s.step), [1, 4, 7]);
+  assert.equal(progressText(lesson, OUTLINE), 'all 3 stops · done');
+  assert.deepEqual(lessonScore(lesson, 's-2'), {right: 1, asked: 1});
   const stopped = fold([rec('finished', {note: 'Lesson stopped: x', detail: {completed: false}})], view);
   assert.equal(stopped.lesson.status, 'stopped');
+  assert.deepEqual(stopsOf(OUTLINE).map((s) => s.index), [1, 4, 7]);
+  assert.equal(shownStop(lesson).step, 7);
 });
 
-test('Back goes to the previous pause, Try copies everything before here', () => {
-  const outline = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((index) => ({index, op: [4, 8].includes(index) ? 'pause' : 'say'}));
-  assert.equal(backStep({step: 8, status: 'waiting', steps: 10}, outline), 4);
-  assert.equal(backStep({step: 4, status: 'waiting', steps: 10}, outline), 1, 'no pause before the first: step 1');
-  assert.equal(backStep({step: 10, status: 'finished', steps: 10}, outline), 8);
-  assert.equal(backStep({step: 8, status: 'running', steps: 10}, outline), 8, 'left the pause already: back to it');
+test('Try it yourself copies everything before here', () => {
   assert.equal(tryStep({step: 8, status: 'waiting', steps: 10}), 8);
   assert.equal(tryStep({step: 6, status: 'running', steps: 10}), 7);
   assert.equal(tryStep({step: 10, status: 'finished', steps: 10}), 11);
   assert.equal(tryStep({step: 0, status: 'running', steps: 10}), 1);
+});
+
+test('the course: what comes next, where to start, the score kept per browser', () => {
+  const parts = [{title: 'A', lessons: ['a1', 'a2']}, {title: 'B', lessons: ['b1']}];
+  assert.equal(nextLesson(parts, 'a2'), 'b1');
+  assert.equal(nextLesson(parts, 'b1'), null);
+  assert.equal(nextLesson(parts, 'upload/x'), null);
+  assert.equal(firstToDo(parts, {}), 'a1');
+  let progress = withDone({}, 'a1', {right: 1, asked: 2});
+  assert.equal(firstToDo(parts, progress), 'a2');
+  progress = withDone(progress, 'a1', {right: 0, asked: 2});
+  assert.deepEqual(progress.a1, {done: true, right: 1, asked: 2}, 'the best try is kept');
+  assert.equal(scoreText(progress.a1), '✓ done · 1 of 2 predictions right');
+  assert.equal(scoreText(undefined), '');
+  const storage = new Map();
+  const fake = {getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => storage.set(k, v)};
+  saveProgress(fake, progress);
+  assert.deepEqual(readProgress(fake), progress);
+  storage.set(PROGRESS_KEY, '[1, 2]');
+  assert.deepEqual(readProgress(fake), {}, 'anything else in storage reads as no progress');
 });
 
 test('highlight targets become selectors over the testable DOM, quotes escaped', () => {
@@ -86,9 +136,10 @@ test('highlight targets become selectors over the testable DOM, quotes escaped',
   assert.equal(highlightSelectors(['znode:/a"]b'])[0].selector, 'li.znode[data-path="/a\\"]b"]');
 });
 
-test('the answer chart keeps every choice in order and marks the right one', () => {
-  assert.deepEqual(answerBars(['1', '2', '3'], {2: 2, 7: 1, 9: 3}, 2), {
-    answers: ['1', '2', '3', '9', '7'], counts: [0, 2, 0, 3, 1], right: [false, true, false, false, false], total: 6});
+test('the answer chart keeps every choice in order, then "I\'m not sure", and marks the right one', () => {
+  assert.deepEqual(answerBars(['1', '2', '3'], {2: 2, 7: 1, 9: 3, [UNSURE]: 1}, 2), {
+    answers: ['1', '2', '3', UNSURE, '9', '7'], counts: [0, 2, 0, 1, 3, 1],
+    right: [false, true, false, false, false, false], total: 7});
   assert.deepEqual(answerBars(null, {}, null), {answers: [], counts: [], right: [], total: 0});
 });
 

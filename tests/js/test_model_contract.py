@@ -21,6 +21,8 @@ from typing import Any
 
 from backend.core.cluster_view import fold
 from backend.lessons.loader import load_lesson
+from backend.lessons.answers import UNSURE
+from backend.lessons.pacing import is_stop
 from backend.lessons.runner import Audience, LessonRunner
 from backend.runtime.runner import ScriptRunner
 from backend.scripts.loader import load_script
@@ -31,7 +33,7 @@ SCRIPTS = ["zombie_controller_fenced", "reassignment_resumes_when_replica_return
            "topic_creation_with_offline_replica", "entire_isr_offline", "controlled_shutdown",
            "partition_expansion", "deleteall_controller",
            "unclean_election_loses_acks1"]  # the data plane: produce, fetch, high watermark, data loss
-LESSONS = ["controller_failover"]  # lessons/*.yaml: the lesson records, folded into view["lesson"]
+LESSONS = ["controller_failover", "zookeeper_sessions_and_watches"]  # lesson records -> view["lesson"] (captions too)
 
 
 def node() -> str:
@@ -73,17 +75,20 @@ def test_js_fold_equals_python_fold_on_a_real_log(name, zk_hosts, chroot, tmp_pa
     assert_folds_agree(name, result.replay_path, tmp_path)
 
 
-class TwoStudents(Audience):
-    """Answers every question twice — once right, once wrong — so the log holds graded answers."""
+class ThreeStudents(Audience):
+    """Answers every question three times — right, wrong (with its misconception when the lesson
+    has one), and "I'm not sure" — so the log holds every kind of graded answer."""
 
     def __init__(self) -> None:
         self.asked: dict[str, Any] = {}
 
     def ask(self, step) -> None:
-        self.asked[step.args["id"]] = step.args["expected"]
+        self.asked[step.args["id"]] = step.args
 
     def answers(self, question_id: str) -> list[tuple[str | None, str]]:
-        return [("s-right", str(self.asked[question_id])), ("s-wrong", "no such answer")]
+        args = self.asked[question_id]
+        wrong = next(c for c in args["choices"] if c != str(args["expected"]))
+        return [("s-right", str(args["expected"])), ("s-wrong", wrong), ("s-unsure", UNSURE)]
 
 
 @pytest.mark.parametrize("name", LESSONS)
@@ -91,7 +96,7 @@ def test_js_fold_equals_python_fold_on_a_real_lesson(name, zk_hosts, chroot, tmp
     """The lesson part of the fold (view["lesson"]): steps, narration, highlights, questions,
     graded answers, the end — what a page that reloads mid-lesson gets in its snapshot."""
     lesson = load_lesson(ROOT / "lessons" / f"{name}.yaml")
-    result = LessonRunner(lesson, zk_hosts, audience=TwoStudents(), chroot=chroot, replay_dir=tmp_path,
+    result = LessonRunner(lesson, zk_hosts, audience=ThreeStudents(), chroot=chroot, replay_dir=tmp_path,
                           log=io.StringIO()).run()
     assert result.ok, result.message
     records = assert_folds_agree(name, result.replay_path, tmp_path)
@@ -99,8 +104,12 @@ def test_js_fold_equals_python_fold_on_a_real_lesson(name, zk_hosts, chroot, tmp
     assert {"started", "step_started", "step_finished", "answered", "revealed", "finished"} <= kinds
     final = fold(records)["lesson"]
     assert final["status"] == "finished" and final["step"] == final["steps"] == len(lesson.steps)
-    assert sorted(a["correct"] for a in final["answers"]) == [False, True]
-    assert final["question"]["answer"] is not None
+    questions = sum(1 for s in lesson.steps if s.op == "predict")
+    assert [a["correct"] for a in final["answers"]] == [True, False, None] * questions
+    assert any(a["misconception"] for a in final["answers"])
+    assert final["question"]["answer"] is not None and final["question"]["state"] == "revealed"
+    assert [s["step"] for s in final["stops"]] == [s.index for s in lesson.steps if is_stop(s)]
+    assert all(s["seq"] < s["done_seq"] for s in final["stops"])
 
 
 def assert_folds_agree(name: str, replay_path: Path, tmp_path: Path) -> list[dict]:
@@ -182,5 +191,6 @@ def test_lesson_records_a_real_run_may_not_contain_fold_alike(tmp_path):
         assert python == js, f"the folds differ after seq {record['seq']}:\n{differences(python, js)}"
     final = js_views[-1]["lesson"]
     assert final["status"] == "stopped" and final["awaiting"]["message"] == "never"
-    assert final["question"] == {"id": "q", "step": 1, "text": "Q?", "choices": None, "answer": None, "explain": None}
+    assert final["question"] == {"id": "q", "step": 1, "text": "Q?", "choices": None, "answer": None, "explain": None,
+                                 "state": "open"}
     assert js_views[0]["lesson"] is None

@@ -110,6 +110,11 @@ def test_datasets_are_served_with_filters(served):
     cells = client.get("/api/stats/predictions?scope=cell&lesson_id=failover_basics").get_json()["rows"]
     lesson = client.get("/api/stats/predictions?scope=lesson&lesson_id=failover_basics").get_json()["rows"]
     assert sum(r["answers"] for r in cells) == sum(r["answers"] for r in lesson) > 0
+    # The chart of choices per question, and the misconceptions under it, filter the same way.
+    choices = client.get("/api/stats/choices?scope=cell&lesson_id=failover_basics").get_json()["rows"]
+    assert sum(r["answers"] for r in choices) == sum(r["answers"] for r in lesson)
+    told = client.get("/api/stats/misconceptions?scope=class&class_id=class-a").get_json()["rows"]
+    assert told and all(r["class_id"] == "class-a" and r["misconception"] for r in told)
     limited = client.get("/api/stats/failover_times?limit=2").get_json()
     assert len(limited["rows"]) == 2 and limited["truncated"]
     negative = client.get("/api/stats/failover_times?limit=-5")  # not a silent "all but the last 5"

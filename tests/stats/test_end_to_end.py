@@ -6,6 +6,7 @@ numbers must equal those counted straight from the records in plain Python."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -54,7 +55,7 @@ def test_the_numbers_mean_something(run):
                if line.strip() and _json(line)]
     answered = [r for r in records if r.get("kind") == "lesson" and r.get("to_state") == "answered"]
     assert h["predictions"]["answers"] == len(answered) > 0
-    assert h["predictions"]["wrong"] == sum(1 for r in answered if r["correct"] is False)
+    assert h["predictions"]["wrong"] == sum(1 for r in answered if r.get("correct") is False)
     assert h["failover"]["count"] >= 6 and h["failover"]["p95_ms"] >= h["failover"]["p50_ms"] >= 0
     assert h["elections"]["unclean"] >= 1 and h["messages_lost"]["by_acks"].get("1", 0) >= 5
     assert h["zombie_writes_fenced"] >= 1 and h["stale_epoch_rejections"] >= 1
@@ -62,6 +63,38 @@ def test_the_numbers_mean_something(run):
     assert h["lessons"]["started"] == 6 and 0 < h["lessons"]["completed"] < 6
     assert h["free_play"]["user_faults"] == sum(
         1 for r in records if r.get("kind") == "fault" and (r.get("detail") or {}).get("source") == "user")
+
+
+def test_choices_and_misconceptions_equal_counts_taken_from_the_records(run):
+    """For each question, how many picked each choice (right, wrong, "I'm not sure"), and the
+    most common misconceptions: the datasets against a plain count of the ``answered`` records."""
+    replays, out, job = run
+    originals = sorted(path for path in replays.glob("*.jsonl") if ".imported" not in path.name)
+    answered = [r for path in originals for line in path.read_text().splitlines() if line.strip() and _json(line)
+                for r in [json.loads(line)] if r.get("kind") == "lesson" and r.get("to_state") == "answered"]
+    picked = Counter((r["question"], r["answer"]) for r in answered)
+    choices = [r for r in read_json_dataset(out, "choices") if r["scope"] == "lesson"]
+    assert {(r["question"], r["answer"]): r["answers"] for r in _summed(choices)} == dict(picked)
+    assert sum(r["unsure"] for r in choices) == sum(1 for r in answered if "correct" not in r) > 0
+    assert sum(r["right"] for r in choices) == sum(1 for r in answered if r.get("correct") is True) > 0
+    told = Counter((r["answer"], r["misconception"]) for r in answered if r.get("misconception"))
+    assert len(told) >= 2  # the derived sessions do hold misconceptions to count
+    top = sorted((r for r in read_json_dataset(out, "misconceptions") if r["scope"] == "lesson"),
+                 key=lambda r: r["rank"])
+    assert [((r["answer"], r["misconception"]), r["count"]) for r in top] == told.most_common(5)
+    summary = json.loads((out / "summary.json").read_text())
+    [(lesson, listed)] = summary["misconceptions"].items()
+    assert lesson == "failover_basics" and listed[0]["count"] == told.most_common(1)[0][1]
+    assert "misconception in failover_basics" in job.stdout
+
+
+def _summed(rows: list[dict]) -> list[dict]:
+    """Rows of several lessons (and none) summed per question and answer."""
+    out: dict[tuple, dict] = {}
+    for r in rows:
+        row = out.setdefault((r["question"], r["answer"]), {"question": r["question"], "answer": r["answer"], "answers": 0})
+        row["answers"] += r["answers"]
+    return list(out.values())
 
 
 def test_datasets_have_scopes_and_the_malformed_lines_listed(run):

@@ -33,48 +33,87 @@ def lesson_state(client, sandbox, to_state, step=None):
             and (step is None or r.get("step") == step)]
 
 
-def test_the_lesson_list(client):
-    listed = {lesson["id"]: lesson for lesson in client.get("/api/lessons").get_json()["lessons"]}
+def test_the_lesson_list_is_the_course(client):
+    answer = client.get("/api/lessons").get_json()
+    listed = {lesson["id"]: lesson for lesson in answer["lessons"]}
     failover = listed["controller_failover"]
-    assert not failover["broken"] and failover["minutes"] == 5
-    assert [s["op"] for s in failover["steps"]][:2] == ["say", "highlight"]
+    assert not failover["broken"] and failover["minutes"] == 5 and failover["requires"] == ["controller_election_race"]
+    assert failover["part"] == answer["parts"][1]["title"] and failover["predictions"] == 2
+    assert [(s["op"], s["stop"]) for s in failover["steps"]][:2] == [("say", True), ("expect", False)]
+    ordered = [lesson["id"] for lesson in answer["lessons"]]
+    assert ordered[:2] == ["zookeeper_sessions_and_watches", "zookeeper_quorum"]  # teaching order, not file order
+    assert ordered == [i for part in answer["parts"] for i in part["lessons"]]
     assert client.get("/api/lessons/nope").status_code == 404
 
 
-def test_walkthrough_waits_for_continue_and_grades_the_answer(client):
+def stop_at(client, sandbox, step=None):
+    """Press Continue at every stop until the lesson waits at ``step`` (None: until it ends)."""
+    h = {"X-Sandbox-Token": sandbox["token"]}
+
+    def there():
+        if step is None and lesson_state(client, sandbox, "finished"):
+            return True
+        started = lesson_state(client, sandbox, "step_started")
+        last = started[-1] if started else None
+        if last is None or last["step"] == step or lesson_state(client, sandbox, "step_finished", last["step"]):
+            return last is not None and last["step"] == step
+        if last["detail"].get("stop"):
+            client.post(f"/api/sandboxes/{sandbox['id']}/lesson/continue", headers=h)
+        return False
+    wait_until(there, 30, f"the lesson to reach {'its end' if step is None else f'step {step}'}")
+
+
+def test_walkthrough_stops_at_every_narration_and_will_not_go_on_without_an_answer(client):
     sandbox = client.post("/api/lessons/controller_failover/walkthrough", json={}).get_json()
     h = {"X-Sandbox-Token": sandbox["token"]}
-    wait_until(lambda: lesson_state(client, sandbox, "step_started", 5), 20, "the lesson to reach its pause")
-    assert not lesson_state(client, sandbox, "step_finished", 5)  # waiting for Continue
-    bad = client.post(f"/api/sandboxes/{sandbox['id']}/lesson/answer", headers=h, json={"question": "x", "answer": "2"})
-    assert bad.status_code == 409
-    ok = client.post(f"/api/sandboxes/{sandbox['id']}/lesson/answer", headers=h,
-                     json={"question": "next_epoch", "answer": "3"})
+    wait_until(lambda: lesson_state(client, sandbox, "step_started", 1), 20, "the first narration")
+    assert not lesson_state(client, sandbox, "step_started", 2)  # the lesson waits at its first narration
+    stop_at(client, sandbox, 5)  # the question next_epoch
+    url = f"/api/sandboxes/{sandbox['id']}/lesson"
+    refused = client.post(f"{url}/continue", headers=h)
+    assert refused.status_code == 409 and "answer the question first" in refused.get_json()["error"]
+    assert client.post(f"{url}/answer", headers=h, json={"question": "x", "answer": "2"}).status_code == 409
+    not_a_choice = client.post(f"{url}/answer", headers=h, json={"question": "next_epoch", "answer": "7"})
+    assert not_a_choice.status_code == 400 and "not one of the choices" in not_a_choice.get_json()["error"]
+    assert client.post(f"{url}/answer", headers=h, json={"question": "next_epoch", "answer": True}).status_code == 400
+    ok = client.post(f"{url}/answer", headers=h, json={"question": "next_epoch", "answer": "3"})
     assert ok.status_code == 200 and ok.get_json()["counts"] == {"3": 1}
-    assert client.post(f"/api/sandboxes/{sandbox['id']}/lesson/continue", headers=h).status_code == 200
-    wait_until(lambda: lesson_state(client, sandbox, "finished"), 30, "the lesson to finish")
-    [graded] = lesson_state(client, sandbox, "answered")
-    assert graded["answer"] == "3" and graded["correct"] is False and graded["detail"]["expected"] == "2"
-    assert "plus one" in graded["note"]
+    assert client.post(f"{url}/continue", headers=h).status_code == 200
+    stop_at(client, sandbox, 6)  # new_leader: "I'm not sure" is an answer too
+    assert client.post(f"{url}/answer", headers=h, json={"question": "new_leader", "answer": "I'm not sure"}
+                       ).status_code == 200
+    # The question closed with Continue: answering it now is too late.
+    assert client.post(f"{url}/answer", headers=h, json={"question": "next_epoch", "answer": "2"}).status_code == 409
+    client.post(f"{url}/continue", headers=h)
+    stop_at(client, sandbox)
+    graded = {r["question"]: r for r in lesson_state(client, sandbox, "answered")}
+    assert graded["next_epoch"]["answer"] == "3" and graded["next_epoch"]["correct"] is False
+    assert graded["next_epoch"]["misconception"].startswith("One election, one increment")
+    assert graded["next_epoch"]["detail"]["expected"] == "2" and "plus one" in graded["next_epoch"]["note"]
+    assert graded["new_leader"]["answer"] == "I'm not sure" and "correct" not in graded["new_leader"]
     assert lesson_state(client, sandbox, "finished")[0]["detail"] == {"completed": True}
     # After the last step the cluster stays for free play.
     assert client.post(f"/api/sandboxes/{sandbox['id']}/faults", headers=h,
                        json={"op": "crash_broker", "broker": 1}).status_code == 200
 
 
-def test_back_replays_to_the_step_and_try_it_forks_free_play(client):
+def test_replay_from_a_stop_and_try_it_forks_free_play(client):
     sandbox = client.post("/api/lessons/controller_failover/walkthrough", json={}).get_json()
     h = {"X-Sandbox-Token": sandbox["token"]}
-    wait_until(lambda: lesson_state(client, sandbox, "step_started", 5), 20, "the pause")
-    back = client.post(f"/api/sandboxes/{sandbox['id']}/lesson/back", headers=h, json={"step": 4})
-    assert back.status_code == 201
-    rewound = back.get_json()
-    wait_until(lambda: lesson_state(client, rewound, "step_started", 5), 20, "the rewound lesson to reach the pause")
+    stop_at(client, sandbox, 3)
+    replay = client.post(f"/api/sandboxes/{sandbox['id']}/lesson/replay", headers=h, json={"step": 3})
+    assert replay.status_code == 201
+    rewound = replay.get_json()
+    wait_until(lambda: lesson_state(client, rewound, "step_started", 3), 20, "the replayed lesson to reach stop 3")
+    assert not lesson_state(client, rewound, "step_finished", 3)  # it waits there
+    assert lesson_state(client, rewound, "step_finished", 1)  # the stops before were passed at once
     assert client.get(f"/api/sandboxes/{sandbox['id']}", headers=h).status_code == 404  # the old one is closed
+    assert client.post(f"/api/sandboxes/{rewound['id']}/lesson/back", headers={"X-Sandbox-Token": rewound["token"]},
+                       json={"step": 1}).status_code == 404  # Back is the page's own look back now
     tried = client.post(f"/api/sandboxes/{rewound['id']}/lesson/try", headers={"X-Sandbox-Token": rewound["token"]},
-                        json={"step": 8}).get_json()
+                        json={"step": 10}).get_json()
     wait_until(lambda: any(r["kind"] == "controller" and r.get("to_state") == "elected" and r.get("controller_epoch") == 2
-                           for r in records(client, tried)), 20, "the copy to play up to step 8")
+                           for r in records(client, tried)), 20, "the copy to play up to step 10")
     assert client.post(f"/api/sandboxes/{tried['id']}/faults", headers={"X-Sandbox-Token": tried["token"]},
                        json={"op": "crash_broker", "broker": 2}).status_code == 200
 
@@ -104,7 +143,10 @@ def test_class_mode(app, client):
     assert manager.get(session["id"]).watchers == 3
     assert session["id"] not in manager.reap_idle(now=time.monotonic() + 10 * manager.idle_seconds)
     sandbox = {"id": session["id"], "token": session["token"]}
-    wait_until(lambda: lesson_state(client, sandbox, "step_started", 5), 20, "the class lesson's pause")
+    for stop in (1, 3):  # the instructor continues through the narrations
+        wait_until(lambda: lesson_state(client, sandbox, "step_started", stop), 20, f"the class lesson's stop {stop}")
+        assert client.post(f"/api/classes/{room['id']}/continue", headers=ih).status_code == 200
+    wait_until(lambda: lesson_state(client, sandbox, "step_started", 5), 20, "the class lesson's question")
     # Class answers are checked as a walkthrough's: an empty answer is a 400, a closed question a 409.
     empty = pages[0].emit("class_answer", {"class": room["id"], "token": students[0]["token"], "question": "nope",
                                            "answer": " "}, callback=True)
@@ -117,6 +159,9 @@ def test_class_mode(app, client):
         assert ack["ok"], ack
     tallies = [m["args"][0] for m in instructor.get_received() if m["name"] == "class_answers"]
     assert tallies[-1] == {"question": "next_epoch", "counts": {"2": 1, "3": 1}}
+    assert client.post(f"/api/classes/{room['id']}/continue", headers=ih).status_code == 200
+    wait_until(lambda: lesson_state(client, sandbox, "step_started", 6), 20, "the class lesson's second question")
+    # In a class the instructor decides when to go on: nobody has answered this one yet.
     assert client.post(f"/api/classes/{room['id']}/continue", headers=ih).status_code == 200
     wait_until(lambda: len(lesson_state(client, sandbox, "answered")) == 2, 30, "both answers graded")
     grades = {r["student"]: r["correct"] for r in lesson_state(client, sandbox, "answered")}

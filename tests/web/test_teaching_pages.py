@@ -84,7 +84,16 @@ def test_a_late_joiner_sees_the_lesson_where_it_is_and_the_instructor_the_tally(
 
     def waiting():
         return client.get(f"/api/sandboxes/{session['id']}/snapshot", headers=sandbox).get_json()["view"]["lesson"]
-    wait_until(lambda: (waiting() or {}).get("status") == "waiting", 30, "the class lesson to wait at its pause")
+    question = next(s.index for s in load_lesson(LESSONS_DIR / "controller_failover.yaml").steps if s.op == "predict")
+
+    def continue_to(step):
+        def there():
+            lesson = waiting() or {}
+            if lesson.get("status") == "waiting" and lesson.get("step") != step:
+                client.post(f"/api/classes/{room['id']}/continue", headers=IH)
+            return lesson.get("status") == "waiting" and lesson.get("step") == step
+        wait_until(there, 30, f"the class lesson to wait at step {step}")
+    continue_to(question)
     socketio = app.extensions["kclab"].socketio
     page = socketio.test_client(app, flask_test_client=app.test_client())
     try:
@@ -94,13 +103,23 @@ def test_a_late_joiner_sees_the_lesson_where_it_is_and_the_instructor_the_tally(
         assert tally == {"question": "next_epoch", "counts": {"2": 1}}
         joined = page.emit("join_class", {"class": room["id"], "token": late["token"]}, callback=True)
         lesson = joined["snapshot"]["view"]["lesson"]
-        pause = next(s.index for s in load_lesson(LESSONS_DIR / "controller_failover.yaml").steps if s.op == "pause")
-        assert lesson["id"] == "controller_failover" and lesson["status"] == "waiting" and lesson["step"] == pause
+        assert lesson["id"] == "controller_failover" and lesson["status"] == "waiting" and lesson["step"] == question
         assert lesson["question"]["id"] == "next_epoch" and lesson["question"]["choices"] == ["1", "2", "3"]
-        assert lesson["highlight"]["targets"] == ["znode:/controller", "znode:/controller_epoch", "broker:0"]
+        assert lesson["say"]["text"].startswith("Broker 0 is also the **leader**")  # the last stop's narration
+        assert lesson["highlight"]["targets"] == ["partition:orders-0", "broker:0"]
+        assert [s["step"] for s in lesson["stops"]] == [1, 3, question]  # every stop so far, for Back
     finally:
         page.disconnect()
-    assert client.post(f"/api/classes/{room['id']}/continue", headers=IH).status_code == 200
-    wait_until(lambda: (waiting() or {}).get("status") == "finished", 30, "the class lesson to finish")
+    continue_to(question + 1)
+    # The next question's tally replaces it on the instructor's chart (it stays after Continue, too).
+    assert client.get(f"/api/classes/{room['id']}", headers=IH).get_json()["answers"] == {"question": "new_leader",
+                                                                                          "counts": {}}
+
+    def finished():
+        lesson = waiting()
+        if lesson["status"] == "waiting":
+            client.post(f"/api/classes/{room['id']}/continue", headers=IH)
+        return lesson["status"] == "finished"
+    wait_until(finished, 60, "the class lesson to finish")
     graded = waiting()["answers"]
     assert [(a["student"], a["answer"], a["correct"]) for a in graded] == [(early["student"]["id"], "2", True)]

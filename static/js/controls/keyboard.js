@@ -7,6 +7,7 @@
 export const SHORTCUTS = [
   {keys: 'Space', does: 'pause / play (Enter presses the focused button)'},
   {keys: '→', does: 'step one record (pauses first)'},
+  {keys: 'Enter', does: 'Continue a lesson (when no button or field has the focus)'},
   {keys: '?', does: 'show or hide this list'},
   {keys: 'Esc', does: 'close a menu or dialog'},
 ];

@@ -17,26 +17,46 @@ const CHECK_AFTER_MS = 400;
 export const TEMPLATE = `name: My first lesson
 description: What this lesson shows, in a sentence or two.
 minutes: 3
+requires: [controller_election_race]
+teaches: [controller failover]
 cluster:
   brokers: [0, 1, 2]
+  config: {auto.leader.rebalance.enable: false}
   topics:
     t: {partitions: 1, replication_factor: 3}
 steps:
   - op: say
     text: |
       Broker 0 started first, so it is the **controller**: it created \`/controller\`.
-  - op: highlight
-    targets: ["broker:0", "znode:/controller"]
-    note: The controller, and the znode that makes it one.
-  - op: pause
+    highlight: ["broker:0", "znode:/controller"]
+  - op: predict
+    id: next_controller
+    question: Broker 0 is about to crash. Will there be a controller afterwards?
+    choices: ["yes", "no"]
+    misconceptions:
+      "no": Every broker watches /controller; when it goes, the others race to create it.
+    answer: {seen: {kind: controller, to_state: elected}}
+    expected: "yes"
+    explain: Brokers 1 and 2 race for /controller, and one of them wins.
+  - op: predict
+    id: next_epoch
+    question: And what will /controller_epoch hold then?
+    choices: ["1", "2"]
+    answer: {controller: epoch}
+    expected: 2
+    explain: Each successful election raises the epoch by one.
   - op: crash_broker
     broker: 0
   - op: await
     record: {kind: controller, to_state: elected}
     timeout_ms: 15000
     message: No other broker became the controller.
+  - op: reveal
+    predict: next_controller
+  - op: reveal
+    predict: next_epoch
   - op: say
-    text: Another broker won the race for \`/controller\`.
+    text: Another broker won the race for \`/controller\`, with epoch 2.
 `;
 
 /**
@@ -78,6 +98,7 @@ export function createLessonEditor(container, {teaching, getToken, getInstructor
   const buttons = {save: $('[data-action="save"]'), dryRun: $('[data-action="dry-run"]'), run: $('[data-action="run"]')};
   const latest = latestOnly();
   let problems = [];
+  let warnings = []; // pace warnings: the lesson plays and saves, but a stop could be better
   let checked = null; // the text the problems belong to
   let saved = null; // {id, text} of the last save
   let busy = false;
@@ -86,7 +107,7 @@ export function createLessonEditor(container, {teaching, getToken, getInstructor
     const ticket = latest.next();
     try {
       const answer = await teaching.check(value);
-      if (latest.isLatest(ticket)) show(value, answer.problems ?? []);
+      if (latest.isLatest(ticket)) show(value, answer.problems ?? [], answer.warnings ?? []);
     } catch (error) {
       if (latest.isLatest(ticket)) setState('error', `cannot check: ${error.message}`);
     }
@@ -118,8 +139,9 @@ export function createLessonEditor(container, {teaching, getToken, getInstructor
   }
 
   /** The problems of `value` (marks only while the text is still that one). */
-  function show(value, found) {
+  function show(value, found, paced = []) {
     problems = found;
+    warnings = paced;
     checked = value;
     drawProblems();
     drawButtons();
@@ -127,43 +149,51 @@ export function createLessonEditor(container, {teaching, getToken, getInstructor
 
   function drawProblems() {
     const current = checked === text.value ? problems : [];
+    const paced = checked === text.value ? warnings : [];
     const lines = text.value.split('\n');
     const byLine = problemsByLine(current, lines.length);
+    const paceByLine = problemsByLine(paced, lines.length);
     for (const li of gutter.children) {
       const messages = byLine.get(Number(li.dataset.line));
+      const pace = paceByLine.get(Number(li.dataset.line));
       li.classList.toggle('problem', Boolean(messages));
-      li.title = messages ? messages.join('\n') : '';
-      li.textContent = messages ? `⚠ ${li.dataset.line}` : li.dataset.line;
+      li.classList.toggle('warning', !messages && Boolean(pace));
+      li.title = (messages ?? pace ?? []).join('\n');
+      li.textContent = messages ? `⚠ ${li.dataset.line}` : pace ? `ℹ ${li.dataset.line}` : li.dataset.line;
     }
-    marks.replaceChildren(...[...byLine].filter(([line]) => line > 0).map(([line, messages]) => {
-      const mark = document.createElement('div');
-      mark.className = 'editor-mark';
-      mark.dataset.line = String(line);
-      mark.style.top = `calc(${line - 1} * var(--editor-line) + var(--editor-pad))`;
-      mark.style.left = `calc(${lines[line - 1].length + 3}ch + 8px)`;
-      mark.textContent = `⚠ ${messages.join(' · ')}`;
-      return mark;
-    }));
+    const mark = (kind, sign) => ([line, messages]) => {
+      const div = document.createElement('div');
+      div.className = kind;
+      div.dataset.line = String(line);
+      div.style.top = `calc(${line - 1} * var(--editor-line) + var(--editor-pad))`;
+      div.style.left = `calc(${lines[line - 1].length + 3}ch + 8px)`;
+      div.textContent = `${sign} ${messages.join(' · ')}`;
+      return div;
+    };
+    marks.replaceChildren(...[...byLine].filter(([line]) => line > 0).map(mark('editor-mark', '⚠')),
+      ...[...paceByLine].filter(([line]) => line > 0 && !byLine.has(line)).map(mark('editor-warning', 'ℹ pace:')));
     fileProblems.replaceChildren(...(byLine.get(0) ?? []).map((message) => {
       const li = document.createElement('li');
       li.dataset.line = '0';
       li.textContent = `⚠ ${message}`;
       return li;
     }));
-    list.replaceChildren(...current.map((p) => {
+    list.replaceChildren(...[...current, ...paced.map((p) => ({...p, warning: true}))].map((p) => {
       const li = document.createElement('li');
       li.dataset.line = String(p.line ?? 0);
+      li.classList.toggle('warning', Boolean(p.warning));
       const go = document.createElement('button');
       go.type = 'button';
       go.className = 'record-link';
       go.textContent = p.line ? `line ${p.line}` : 'the file';
       go.addEventListener('click', () => goToLine(p.line));
-      li.append(go, document.createTextNode(`: ${p.message}`));
+      li.append(go, document.createTextNode(`: ${p.warning ? 'pace: ' : ''}${p.message}`));
       return li;
     }));
     if (checked === text.value) {
+      const pace = paced.length ? ` · ${paced.length} pace warning${paced.length === 1 ? '' : 's'}` : '';
       setState(current.length ? 'problems' : 'ok', current.length
-        ? `⚠ ${current.length} problem${current.length === 1 ? '' : 's'}` : '✓ no problems');
+        ? `⚠ ${current.length} problem${current.length === 1 ? '' : 's'}` : `✓ no problems${pace}`);
     }
   }
 
