@@ -48,7 +48,8 @@ if str(ROOT) not in sys.path:
 
 from backend.core.assignment import assign_replicas_to_brokers  # noqa: E402
 from backend.core.records import Record  # noqa: E402
-from backend.runtime import heap, zk_server  # noqa: E402
+from backend.runtime import heap
+from backend.zkserver import server as zk_server  # noqa: E402
 from backend.runtime.cluster import Cluster, ensemble_answers_multi_read  # noqa: E402
 from backend.runtime.polling import poll_until  # noqa: E402
 from backend.runtime.record_bus import RecordBus  # noqa: E402

@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from backend.core.model import TopicPartition  # noqa: E402
-from backend.runtime import zk_server  # noqa: E402
+from backend.zkserver import server as zk_server  # noqa: E402
 from backend.runtime.cluster import Cluster  # noqa: E402
 from backend.runtime.faults import apply_fault  # noqa: E402
 from backend.runtime.record_bus import RecordBus  # noqa: E402

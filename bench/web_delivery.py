@@ -699,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import logging
     logging.getLogger("kazoo").setLevel(logging.ERROR)
-    from backend.runtime import zk_server
+    from backend.zkserver import server as zk_server
 
     results: dict[str, Any] = {
         "command": " ".join([".venv/bin/python", "bench/web_delivery.py", *(argv if argv is not None else sys.argv[1:])]),

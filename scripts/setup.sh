@@ -179,7 +179,7 @@ install_npm() {
 
 summary() {
   local mode=$1 zk extra=""
-  zk=$(.venv/bin/python -c 'from backend.runtime.zk_classpath import find_zookeeper_classpath as f
+  zk=$(.venv/bin/python -c 'from backend.zkserver.classpath import find_zookeeper_classpath as f
 c = f(); print(f"ZooKeeper {c.version} from {c.source}")' 2>&1 | tail -n 1)
   have_deb redis-server || extra=", no redis-server (one app worker)"
   [ "$mode" = test ] && extra="$extra, chromium $(dpkg-query -W -f='${Version}' chromium 2>/dev/null)"

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from backend.runtime.zk_server import ZooKeeperServer
+from backend.zkserver.server import ZooKeeperServer
 from tests.support import close_client, delete_tree, sanitize_znode_name, started_client
 
 TEST_ROOT = "/kclab-test"

@@ -293,14 +293,15 @@ def _own_ensemble(servers: int):
     never stops the servers every other sandbox runs on; None for one server. Not started yet."""
     if servers <= 1:
         return None
-    from backend.runtime.zk_ensemble import ZooKeeperEnsemble
+    from backend.zkserver.ensemble import ZooKeeperEnsemble
     return ZooKeeperEnsemble(servers, force_sync=False)
 
 
 def _play_on_own_ensemble(runner, ensemble, audience) -> None:
     """A quorum lesson's thread: it starts the ensemble, plays the lesson, and stays until the
-    sandbox closes. A ZooKeeper server dies with the thread that launched it (``zk_server``'s
-    PDEATHSIG), and the lesson restarts servers from this thread, so it must outlive them."""
+    sandbox closes. A ZooKeeper server dies with the thread that launched it (PDEATHSIG, see
+    ``backend.zkserver.server``), and the lesson restarts servers from this thread, so it must
+    outlive them."""
     try:
         ensemble.start()
         runner.run()

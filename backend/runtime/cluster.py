@@ -27,7 +27,7 @@ from backend.core.records import Record, SessionHeader
 from backend.runtime import heap
 from backend.runtime.broker import SimulatedBroker
 from backend.runtime.channel import ControllerChannelManager
-from backend.runtime.four_letter import server_version
+from backend.zkserver.four_letter import server_version
 from backend.runtime.lab_clock import LabClock
 from backend.runtime.network import zk_servers
 from backend.runtime.producer import AckLedger, Producer

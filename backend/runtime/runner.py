@@ -46,8 +46,8 @@ def new_session_id(kind: str) -> str:
 @contextlib.contextmanager
 def embedded_zookeeper(servers: int = 1):
     """Our own ZooKeeper (server or ensemble) for the duration of a run."""
-    from backend.runtime.zk_ensemble import ZooKeeperEnsemble
-    from backend.runtime.zk_server import ZooKeeperServer
+    from backend.zkserver.ensemble import ZooKeeperEnsemble
+    from backend.zkserver.server import ZooKeeperServer
     zk = ZooKeeperServer(force_sync=False) if servers == 1 else ZooKeeperEnsemble(servers, force_sync=False)
     zk.start()
     try:

@@ -23,7 +23,7 @@ import pytest
 import requests
 import socketio
 
-from backend.runtime.zk_server import free_ports
+from backend.zkserver.server import free_ports
 from tests.deploy.conftest import ROOT, start, stop
 from tests.support import LineReader, wait_until
 

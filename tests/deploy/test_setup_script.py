@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from backend.runtime.zk_server import free_ports
+from backend.zkserver.server import free_ports
 from tests.deploy.conftest import ROOT, start, stop
 from tests.support import wait_until
 

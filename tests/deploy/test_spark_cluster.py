@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyspark
 
-from backend.runtime.zk_server import free_ports
+from backend.zkserver.server import free_ports
 from tests.deploy.conftest import start, stop
 from tests.support import wait_until
 

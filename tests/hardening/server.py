@@ -12,7 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.runtime.zk_server import free_ports
+from backend.zkserver.server import free_ports
 from tests.support import LineReader, child_pids, kclab_command, wait_until
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.runtime.zk_ensemble import ZooKeeperEnsemble
+from backend.zkserver.ensemble import ZooKeeperEnsemble
 from tests.support import wait_until
 from web.app import create_app
 

@@ -17,9 +17,9 @@ import pytest
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
-from backend.runtime.zk_classpath import ZooKeeperNotFound, find_zookeeper_classpath
-from backend.runtime.zk_ensemble import ZooKeeperEnsemble
-from backend.runtime.zk_server import ZooKeeperServer, ZooKeeperStartError
+from backend.zkserver.classpath import ZooKeeperNotFound, find_zookeeper_classpath
+from backend.zkserver.ensemble import ZooKeeperEnsemble
+from backend.zkserver.server import ZooKeeperServer, ZooKeeperStartError
 from tests.support import (LineReader, child_pids, close_client, kclab_command, pid_alive,
                            started_client, wait_until)
 

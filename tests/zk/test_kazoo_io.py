@@ -11,7 +11,7 @@ import pytest
 from kazoo.exceptions import NoNodeError
 
 from backend.runtime.cluster import ensemble_answers_multi_read
-from backend.runtime.four_letter import server_version
+from backend.zkserver.four_letter import server_version
 from backend.zk.handler import PollingThreadingHandler, deferred_wakeups, poll_select
 from backend.zk.multi_read import ZnodeReader, supports_multi_read
 from tests.support import close_client, started_client

@@ -68,8 +68,8 @@ def run(args) -> int:
         os.environ["KCLAB_DATA_DIR"] = args.data_dir
     if args.zk:
         return _serve(args, args.zk, None, token)
-    from backend.runtime.zk_server import ZooKeeperServer
-    from backend.runtime.zk_supervisor import Supervisor
+    from backend.zkserver.server import ZooKeeperServer
+    from backend.zkserver.supervisor import Supervisor
     print("starting an embedded ZooKeeper ...", file=sys.stderr, flush=True)
     with ZooKeeperServer(force_sync=False) as zk:
         supervisor = Supervisor(zk, on_restart=_said).start()  # a JVM that dies comes back, same port and data

@@ -33,9 +33,9 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from backend.runtime.zk_classpath import ZooKeeperNotFound
-    from backend.runtime.zk_ensemble import ZooKeeperEnsemble
-    from backend.runtime.zk_server import ZooKeeperServer, ZooKeeperStartError
+    from backend.zkserver.classpath import ZooKeeperNotFound
+    from backend.zkserver.ensemble import ZooKeeperEnsemble
+    from backend.zkserver.server import ZooKeeperServer, ZooKeeperStartError
 
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in _STOP_SIGNALS}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from backend.runtime.zk_server import ZooKeeperServer
+from backend.zkserver.server import ZooKeeperServer
 
 
 class Supervisor:

@@ -1,7 +1,7 @@
 """Run a real ZooKeeper server (or a three-server ensemble) as a child JVM on loopback.
 
 The lab has no fake ZooKeeper: the app and the tests start ``QuorumPeerMain`` from the jars that
-``zk_classpath`` finds, on a free 127.0.0.1 port with its own data directory. Defaults are tuned
+``classpath`` finds, on a free 127.0.0.1 port with its own data directory. Defaults are tuned
 for teaching: ``tickTime=500`` lets sessions be as short as 1 s (ZooKeeper clamps sessions to
 2..20 ticks) and ``maxSessionTimeout=60000`` lifts the upper clamp to 60 s.
 
@@ -32,8 +32,8 @@ import threading
 import time
 from pathlib import Path
 
-from backend.runtime.four_letter import four_letter_word, server_mode
-from backend.runtime.zk_classpath import ZooKeeperClasspath, find_zookeeper_classpath
+from backend.zkserver.four_letter import four_letter_word, server_mode
+from backend.zkserver.classpath import ZooKeeperClasspath, find_zookeeper_classpath
 
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 JVM_OPTIONS = ("-Xmx128m", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
@@ -274,7 +274,7 @@ class ZooKeeperServer:
             (self.base_dir / name).write_text(text)
         lines = [f"{key}={value}" for key, value in {**self._config, "dataDir": data}.items()]
         config = self.base_dir / "zoo.cfg"
-        config.write_text("# written by Kafka Controller Lab (backend/runtime/zk_server.py)\n"
+        config.write_text("# written by Kafka Controller Lab (backend/zkserver/server.py)\n"
                           + "\n".join(lines) + "\n")
         return config
 

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend.runtime.zk_classpath import ZooKeeperClasspath, find_zookeeper_classpath
-from backend.runtime.zk_server import LOOPBACK, ZooKeeperServer, ZooKeeperStartError, free_ports
+from backend.zkserver.classpath import ZooKeeperClasspath, find_zookeeper_classpath
+from backend.zkserver.server import LOOPBACK, ZooKeeperServer, ZooKeeperStartError, free_ports
 
 SERVING_MODES = ("leader", "follower")
 
