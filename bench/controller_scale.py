@@ -53,7 +53,7 @@ from backend.zkserver import server as zk_server  # noqa: E402
 from backend.runtime.cluster import Cluster, ensemble_answers_multi_read  # noqa: E402
 from backend.runtime.polling import poll_until  # noqa: E402
 from backend.runtime.record_bus import RecordBus  # noqa: E402
-from backend.scripts.cluster_spec import ClusterSpec  # noqa: E402
+from backend.faultscript.cluster_spec import ClusterSpec  # noqa: E402
 from backend.zk import codec, paths  # noqa: E402
 from bench import threads  # noqa: E402
 from bench.zk_tools import (  # noqa: E402

@@ -47,7 +47,7 @@ from backend.runtime.faults import apply_fault  # noqa: E402
 from backend.runtime.record_bus import RecordBus  # noqa: E402
 from backend.runtime.replay import ReplayWriter  # noqa: E402
 from backend.runtime.runner import APP_VERSION  # noqa: E402
-from backend.scripts.cluster_spec import ClusterSpec, TopicSpec  # noqa: E402
+from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec  # noqa: E402
 from bench import threads  # noqa: E402
 from bench.quiet import wait_quiet  # noqa: E402
 from bench.zk_tools import BENCH_ROOT, remove_bench_chroot  # noqa: E402

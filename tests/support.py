@@ -143,7 +143,7 @@ def record_script(script: Path, zk_hosts: str, zk_root_client: KazooClient, chro
     """Run a fault script into ``replay_dir`` (a finished session to replay or count), then
     delete its chroot; returns the ``RunResult`` (asserted ok)."""
     from backend.runtime.runner import ScriptRunner
-    from backend.scripts.loader import load_script
+    from backend.faultscript.loader import load_script
     try:
         result = ScriptRunner(load_script(script), zk_hosts, chroot, replay_dir=replay_dir, **kw).run()
     finally:

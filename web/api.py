@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from backend.scripts.limits import MAX_JSON_DEPTH
+from backend.faultscript.limits import MAX_JSON_DEPTH
 from web import service, zk_health
 from web.clients import current_client
 from web.openapi import openapi_document

@@ -18,7 +18,7 @@ from typing import Callable
 
 from backend.lessons.answers import allowed_answer
 from backend.lessons.runner import Audience
-from backend.scripts.loader import Step
+from backend.faultscript.loader import Step
 
 
 class NotNow(Exception):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 from backend.core.records import FIELD_NAMES
-from backend.scripts.cluster_spec import SANDBOX_CLUSTER_FIELDS
-from backend.scripts.fields import fields_schema
-from backend.scripts.schema import op_schema
-from backend.scripts.vocabulary import FAULT_VOCABULARY
+from backend.faultscript.cluster_spec import SANDBOX_CLUSTER_FIELDS
+from backend.faultscript.fields import fields_schema
+from backend.faultscript.schema import op_schema
+from backend.faultscript.vocabulary import FAULT_VOCABULARY
 from web import stats_pages
 
 _ERRORS = {"400": "malformed request, or beyond a bound (the reason says which)",

@@ -24,7 +24,7 @@ from backend.runtime.cluster import Cluster
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.replay import ReplayWriter
 from backend.runtime.runner import APP_VERSION, new_session_id
-from backend.scripts.cluster_spec import ClusterSpec
+from backend.faultscript.cluster_spec import ClusterSpec
 from backend.zk import paths
 from web.replay_access import write_owner
 

@@ -13,10 +13,10 @@ import re
 from typing import Any, Callable
 
 from backend.runtime.faults import apply_fault
-from backend.scripts.cluster_spec import ClusterSpec, check_cluster
-from backend.scripts.schema import op_schema
-from backend.scripts.types import NO_DEFAULT
-from backend.scripts.vocabulary import FAULT_VOCABULARY, SCRIPT_VOCABULARY, check_step
+from backend.faultscript.cluster_spec import ClusterSpec, check_cluster
+from backend.faultscript.schema import op_schema
+from backend.faultscript.types import NO_DEFAULT
+from backend.faultscript.vocabulary import FAULT_VOCABULARY, SCRIPT_VOCABULARY, check_step
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
 
 DEFAULT_CLUSTER = {"brokers": [0, 1, 2], "topics": {"t": {"partitions": 3, "replication_factor": 3}}}

@@ -10,7 +10,7 @@ import re
 from flask import current_app, request
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
-from backend.scripts.limits import MAX_JSON_DEPTH
+from backend.faultscript.limits import MAX_JSON_DEPTH
 from web import service, zk_health
 from web.broadcast import room
 from web.clients import current_client

@@ -18,7 +18,7 @@ from backend.lessons.check import check_text
 from backend.lessons.course import check_requires, in_course_order, load_course
 from backend.lessons.loader import LESSONS_DIR, Lesson, LessonEntry, parse_lesson, read_lessons
 from backend.lessons.pacing import is_stop
-from backend.scripts.loader import ScriptError
+from backend.faultscript.loader import ScriptError
 from web.audience import NotNow, WebAudience
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
 from web.service import ApiError, sandbox_for

@@ -17,7 +17,7 @@ from pathlib import Path
 from backend.lessons.course import COURSE_PATH, check_requires, course_problems, load_course
 from backend.lessons.loader import LESSONS_DIR, Lesson, LessonEntry, parse_lesson, read_entry, read_lessons
 from backend.lessons.pacing import pacing_problems
-from backend.scripts.loader import Problem, ScriptError
+from backend.faultscript.loader import Problem, ScriptError
 
 
 @dataclass

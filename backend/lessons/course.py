@@ -16,8 +16,8 @@ from os import PathLike
 from pathlib import Path
 
 from backend.lessons.loader import LESSONS_DIR, LessonEntry, read_lessons
-from backend.scripts.loader import Problem, ScriptError
-from backend.scripts.yaml_lines import LineDict, LineList, load_yaml
+from backend.faultscript.loader import Problem, ScriptError
+from backend.faultscript.yaml_lines import LineDict, LineList, load_yaml
 
 COURSE_PATH = LESSONS_DIR / "course.yaml"
 

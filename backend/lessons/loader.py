@@ -17,8 +17,8 @@ from os import PathLike
 from pathlib import Path
 
 from backend.lessons.vocabulary import LESSON_KEYS, LESSON_VOCABULARY
-from backend.scripts.loader import Problem, Script, ScriptError, parse_script
-from backend.scripts.yaml_lines import LineDict, LineList, load_yaml
+from backend.faultscript.loader import Problem, Script, ScriptError, parse_script
+from backend.faultscript.yaml_lines import LineDict, LineList, load_yaml
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 

@@ -25,8 +25,8 @@ from typing import Callable, Iterable
 
 from backend.core.config import KafkaConfig
 from backend.core.lesson_view import fold_lesson
-from backend.scripts.loader import Problem, Step
-from backend.scripts.vocabulary import FAULT_VOCABULARY
+from backend.faultscript.loader import Problem, Step
+from backend.faultscript.vocabulary import FAULT_VOCABULARY
 
 MAX_SENTENCES = 4
 """A stop holds one idea: two or three sentences (a fourth for a definition), not a page."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from backend.lessons.answers import matches
-from backend.scripts.expect import decode_znode
+from backend.faultscript.expect import decode_znode
 
 if TYPE_CHECKING:
     from backend.lessons.runner import LessonRunner

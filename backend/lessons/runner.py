@@ -26,7 +26,7 @@ from backend.lessons.pacing import held_timers, is_stop, step_detail, step_note
 from backend.lessons.readers import ANSWER_READERS, source_of
 from backend.runtime.polling import poll_until
 from backend.runtime.runner import RunResult, ScriptRunner
-from backend.scripts.loader import Step
+from backend.faultscript.loader import Step
 
 TEACHING_OPS = ("say", "pause", "await", "highlight", "predict", "reveal", "direct")
 

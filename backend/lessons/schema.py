@@ -9,7 +9,7 @@ import sys
 
 from backend.lessons.loader import LESSONS_DIR
 from backend.lessons.vocabulary import LESSON_KEYS, LESSON_VOCABULARY
-from backend.scripts.schema import build_schema, write_or_check
+from backend.faultscript.schema import build_schema, write_or_check
 
 SCHEMA_PATH = LESSONS_DIR / "lesson.schema.json"
 

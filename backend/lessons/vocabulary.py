@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from backend.core.records import FIELD_NAMES
 from backend.lessons.answers import UNSURE, canonical
-from backend.scripts.fields import Field, Record
-from backend.scripts.kafka_types import BROKER, ZNODE_PATH, PartitionKey
-from backend.scripts.types import Choice, FieldType, Int, ListOf, MapOf, Scalar, Str
-from backend.scripts.vocabulary import PARTITION_EXPECTATION, SCRIPT_VOCABULARY, Op, Rule
+from backend.faultscript.fields import Field, Struct
+from backend.faultscript.kafka_types import BROKER, ZNODE_PATH, PartitionKey
+from backend.faultscript.types import Choice, FieldType, Int, ListOf, MapOf, Scalar, Str
+from backend.faultscript.vocabulary import PARTITION_EXPECTATION, SCRIPT_VOCABULARY, Op, Rule
 
 IDENTIFIER = Str(r"[a-z][a-z0-9_]{0,39}", "an identifier (lower case letters, digits, _)")
 LESSON_ID = Str(r"[a-z][a-z0-9_]{0,39}(/[a-z][a-z0-9_]{0,39})?",
@@ -74,20 +74,20 @@ def _f(name, type_, doc, required=False, **kw) -> Field:
     return Field(name, type_, doc, required, **kw)
 
 
-TIMED = Record((
+TIMED = Struct((
     _f("record", RECORD_MATCH, "the records that time a batch of writes (detail.ms), summed per event (cause_seq)",
        required=True),
     _f("bands", ListOf(Number(), min_items=1), "ascending limits between the choices: choice i is below bands[i]",
        required=True),
 ), label="which timed records, and the limits between the choices")
 
-FIRST_RECORD = Record((
+FIRST_RECORD = Struct((
     _f("match", RECORD_MATCH, "the fields the record has", required=True),
     _f("field", Choice(tuple(n for n in FIELD_NAMES if n not in ("detail", "v", "session_id", "seq", "ts_ms"))),
        "the field whose value is the answer", required=True),
 ), label="which record's field answers")
 
-ANSWER = Record((
+ANSWER = Struct((
     _f("partition", LaterPartition(), "read this partition's field (give field too); it may be created after the question"),
     _f("field", Choice(PARTITION_FIELDS), "which field of the partition"),
     _f("controller", Choice(("id", "epoch")), "the active controller's broker id, or the controller epoch"),

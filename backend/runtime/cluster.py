@@ -34,7 +34,7 @@ from backend.runtime.producer import AckLedger, Producer
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.polling import poll_until
 from backend.runtime.zk_observer import ZkObserver, describe_data
-from backend.scripts.cluster_spec import ClusterSpec, TopicSpec
+from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
 from backend.zk import codec, paths
 from backend.zk.admin import AdminZkClient
 from backend.zk.handler import PollingThreadingHandler

@@ -21,9 +21,9 @@ from backend.core.errors import KafkaException
 from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.runtime.cluster import Cluster
-from backend.scripts.cluster_spec import TopicSpec
-from backend.scripts.limits import MAX_MESSAGES, MAX_PARTITIONS, MAX_TOPICS
-from backend.scripts.vocabulary import FAULT_VOCABULARY, check_step
+from backend.faultscript.cluster_spec import TopicSpec
+from backend.faultscript.limits import MAX_MESSAGES, MAX_PARTITIONS, MAX_TOPICS
+from backend.faultscript.vocabulary import FAULT_VOCABULARY, check_step
 from backend.zk import paths
 
 
@@ -312,7 +312,7 @@ def _check_add_partitions(cluster, args):
 
 
 def _check_size(topics: int, partitions: int) -> None:
-    """The same bounds a script's cluster and steps are checked against (``backend/scripts/limits``)."""
+    """The same bounds a script's cluster and steps are checked against (``backend/faultscript/limits``)."""
     if topics > MAX_TOPICS:
         raise FaultRefused(f"this cluster may hold at most {MAX_TOPICS} topics; delete one first")
     if partitions > MAX_PARTITIONS:

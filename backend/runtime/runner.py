@@ -1,6 +1,6 @@
 """Run a fault script against a live cluster: ``kclab run SCRIPT.yaml``.
 
-The script is checked completely first (``backend.scripts``); nothing starts if anything is
+The script is checked completely first (``backend.faultscript``); nothing starts if anything is
 wrong. Then the runner builds the cluster the script describes — on the ZooKeeper it is given,
 or on its own embedded one — and carries out the steps in order. The cluster stays live the
 whole time, so an operator may act on its znodes with ``zkCli.sh`` meanwhile. An ``expect``
@@ -24,8 +24,8 @@ from backend.runtime.cluster import Cluster
 from backend.runtime.faults import FAULTS, apply_fault
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.replay import ReplayWriter, default_replay_dir
-from backend.scripts.expect import describe_expectation, mismatches
-from backend.scripts.loader import Script, Step
+from backend.faultscript.expect import describe_expectation, mismatches
+from backend.faultscript.loader import Script, Step
 from backend.zk import paths
 
 APP_VERSION = "0.1.0"

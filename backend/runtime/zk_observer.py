@@ -23,7 +23,7 @@ from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import EventType
 
 from backend.core.records import Record, znode_subject
-from backend.scripts.expect import decode_znode
+from backend.faultscript.expect import decode_znode
 
 _STOP = object()
 

@@ -5,7 +5,7 @@
  * Pure: no DOM, tested by node (tests/js/actions.test.mjs).
  */
 
-// Kafka 2.8's ControllerEvent names a broker can be paused in (backend/scripts/vocabulary.py),
+// Kafka 2.8's ControllerEvent names a broker can be paused in (backend/faultscript/vocabulary.py),
 // used until /api/vocabulary answers with the list.
 export const EVENT_NAMES = [
   'Startup', 'ControllerChange', 'Reelect', 'RegisterBrokerAndReelect', 'Expire', 'BrokerChange',

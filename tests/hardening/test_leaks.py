@@ -9,7 +9,7 @@ from kazoo.exceptions import ConnectionLoss
 
 from backend.runtime.broker import SimulatedBroker
 from backend.runtime.cluster import Cluster
-from backend.scripts.cluster_spec import ClusterSpec
+from backend.faultscript.cluster_spec import ClusterSpec
 from backend.zk.app_session import AppSession
 from web.sandboxes import SandboxManager
 

@@ -25,7 +25,7 @@ from backend.lessons.answers import UNSURE
 from backend.lessons.pacing import is_stop
 from backend.lessons.runner import Audience, LessonRunner
 from backend.runtime.runner import ScriptRunner
-from backend.scripts.loader import load_script
+from backend.faultscript.loader import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLD_JS = ROOT / "tests" / "js" / "fold.mjs"

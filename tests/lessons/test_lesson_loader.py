@@ -8,7 +8,7 @@ import pytest
 
 from backend.lessons.course import Course, Part, check_requires, course_problems, list_lessons
 from backend.lessons.loader import LessonEntry, parse_lesson, read_entry
-from backend.scripts.loader import ScriptError
+from backend.faultscript.loader import ScriptError
 
 GOOD = """name: A lesson
 minutes: 3

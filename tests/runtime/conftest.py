@@ -8,7 +8,7 @@ import pytest
 
 from backend.runtime.cluster import Cluster
 from backend.runtime.record_bus import RecordBus
-from backend.scripts.cluster_spec import ClusterSpec, TopicSpec
+from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
 
 
 class Recorder:

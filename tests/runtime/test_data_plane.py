@@ -6,7 +6,7 @@ from pathlib import Path
 
 from backend.core import cluster_view
 from backend.runtime.runner import ScriptRunner
-from backend.scripts.loader import load_script, parse_script
+from backend.faultscript.loader import load_script, parse_script
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "lessons" / "scripts"
 

@@ -22,7 +22,7 @@ from backend.core.model import TopicPartition
 from backend.runtime.cluster import Cluster
 from backend.runtime.faults import apply_fault
 from backend.runtime.record_bus import RecordBus
-from backend.scripts.cluster_spec import ClusterSpec, TopicSpec
+from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
 
 TP = TopicPartition("t", 0)
 EXAMPLES = int(os.environ.get("KCLAB_DATA_PLANE_EXAMPLES", 8))

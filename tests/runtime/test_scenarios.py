@@ -11,7 +11,7 @@ import pytest
 
 from backend.runtime.replay import read_replay
 from backend.runtime.runner import ScriptRunner, embedded_zookeeper
-from backend.scripts.loader import load_script
+from backend.faultscript.loader import load_script
 from backend.zk import paths
 
 SCRIPTS = sorted(Path(__file__).resolve().parents[2].joinpath("lessons", "scripts").glob("*.yaml"))

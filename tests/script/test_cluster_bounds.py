@@ -1,7 +1,7 @@
-"""A lesson's own cluster may be larger than a sandbox a request asks for (backend/scripts/limits.py)."""
+"""A lesson's own cluster may be larger than a sandbox a request asks for (backend/faultscript/limits.py)."""
 
-from backend.scripts.cluster_spec import check_cluster
-from backend.scripts.limits import MAX_LESSON_PARTITIONS, MAX_PARTITIONS, MAX_PARTITIONS_PER_TOPIC
+from backend.faultscript.cluster_spec import check_cluster
+from backend.faultscript.limits import MAX_LESSON_PARTITIONS, MAX_PARTITIONS, MAX_PARTITIONS_PER_TOPIC
 
 
 def cluster(**topics):

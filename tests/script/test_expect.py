@@ -7,8 +7,8 @@ import json
 import pytest
 
 from backend.core.states import PartitionState, ReplicaState
-from backend.scripts.expect import describe_expectation, mismatches
-from backend.scripts.loader import parse_script
+from backend.faultscript.expect import describe_expectation, mismatches
+from backend.faultscript.loader import parse_script
 
 CONTROLLER_ZNODE = json.dumps({"version": 1, "brokerid": 0, "timestamp": "1700000000000"}).encode()
 

@@ -14,12 +14,12 @@ import pytest
 import yaml
 
 from backend.core import events
-from backend.scripts.loader import (ClusterSpec, Problem, ScriptError, Step, TopicSpec, load_script,
+from backend.faultscript.loader import (ClusterSpec, Problem, ScriptError, Step, TopicSpec, load_script,
                                     parse_partition_key, parse_script)
-from backend.scripts.fields import Field
-from backend.scripts.schema import SCHEMA_PATH, build_schema, schema_text
-from backend.scripts.types import Str
-from backend.scripts.vocabulary import (EVENT_NAMES, FAULT_VOCABULARY, SCRIPT_VOCABULARY, Op, check_step,
+from backend.faultscript.fields import Field
+from backend.faultscript.schema import SCHEMA_PATH, build_schema, schema_text
+from backend.faultscript.types import Str
+from backend.faultscript.vocabulary import (EVENT_NAMES, FAULT_VOCABULARY, SCRIPT_VOCABULARY, Op, check_step,
                                         validate_step)
 
 HEAD = """\
@@ -464,7 +464,7 @@ def script_with(*step_list) -> dict:
 
 
 def test_the_schema_file_is_generated_from_the_table():
-    assert SCHEMA_PATH.read_text() == schema_text(), "run: .venv/bin/python -m backend.scripts.schema"
+    assert SCHEMA_PATH.read_text() == schema_text(), "run: .venv/bin/python -m backend.faultscript.schema"
     jsonschema.Draft202012Validator.check_schema(build_schema())
     schema = build_schema()
     assert schema["$defs"]["step"]["properties"]["op"]["enum"] == list(SCRIPT_VOCABULARY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.scripts.cluster_spec import ClusterSpec
+from backend.faultscript.cluster_spec import ClusterSpec
 from web.sandboxes import SandboxLimit, SandboxManager
 
 

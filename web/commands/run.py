@@ -34,7 +34,7 @@ def run(args) -> int:
     from backend.lessons.runner import LessonRunner
     from backend.lessons.vocabulary import LESSON_KEYS, LESSON_VOCABULARY
     from backend.runtime.runner import ScriptRunner, embedded_zookeeper
-    from backend.scripts.loader import ScriptError, load_script
+    from backend.faultscript.loader import ScriptError, load_script
 
     try:  # a lesson is a script with minutes: and teaching steps; both are checked in full first
         script = load_script(args.script, vocabulary=LESSON_VOCABULARY, extra_keys=LESSON_KEYS)

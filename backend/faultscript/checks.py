@@ -6,7 +6,7 @@ point: the cluster's brokers, the topics created and deleted so far and their pa
 Faults do not change it (a crashed broker is still a broker of the cluster; starting it is a
 valid next step). Only the ops that create, delete or grow topics do; :meth:`World.check_step`
 dispatches to them by name, and every other op, including ops a lesson adds, is checked through
-the :class:`~backend.scripts.types.Ref`\\ s its field types name.
+the :class:`~backend.faultscript.types.Ref`\\ s its field types name.
 
 Where a step's shape is already wrong we still record what it would create
 (:meth:`World.check_unsound_step`), so one typo does not make every later step report an unknown topic.
@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from backend.scripts.kafka_types import TOPIC_PATTERN
-from backend.scripts.limits import MAX_PARTITIONS, MAX_TOPICS
-from backend.scripts.types import Issue, Ref, is_int, name_of, suggestion
-from backend.scripts.vocabulary import Op
+from backend.faultscript.kafka_types import TOPIC_PATTERN
+from backend.faultscript.limits import MAX_PARTITIONS, MAX_TOPICS
+from backend.faultscript.types import Issue, Ref, is_int, name_of, suggestion
+from backend.faultscript.vocabulary import Op
 
 
 @dataclass

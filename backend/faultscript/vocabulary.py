@@ -20,12 +20,12 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from backend.core.config import SETTINGS
 from backend.core.states import PartitionState, ReplicaState
-from backend.scripts.kafka_types import (BROKER, BROKER_LIST, PARTITION, TOPIC, TOPIC_NAME, ZNODES, Assignment,
+from backend.faultscript.kafka_types import (BROKER, BROKER_LIST, PARTITION, TOPIC, TOPIC_NAME, ZNODES, Assignment,
                                           ConfigMap, NewPartitionsAssignment, PartitionKey, ReplicaKey,
                                           SettingName, check_setting_value, not_topic_level, setting_schema)
-from backend.scripts.fields import Field, Record, check_fields
-from backend.scripts.limits import MAX_PARTITIONS, MAX_PARTITIONS_PER_TOPIC, MAX_PRODUCE_COUNT, MAX_REPLICATION_FACTOR
-from backend.scripts.types import NO_DEFAULT, Choice, Int, Issue, ListOf, MapOf, Nullable, Scalar, shown, suggestion
+from backend.faultscript.fields import Field, Struct, check_fields
+from backend.faultscript.limits import MAX_PARTITIONS, MAX_PARTITIONS_PER_TOPIC, MAX_PRODUCE_COUNT, MAX_REPLICATION_FACTOR
+from backend.faultscript.types import NO_DEFAULT, Choice, Int, Issue, ListOf, MapOf, Nullable, Scalar, shown, suggestion
 
 # Kafka 2.8's ControllerEvent classes a broker can be paused in (backend/core/events.py).
 EVENT_NAMES = (
@@ -159,7 +159,7 @@ TOPIC_SPEC_FIELDS = (
     _f("assignment", Assignment(), "which brokers hold each partition's replicas, preferred leader first"),
     _f("config", ConfigMap(topic_level=True), "topic-level settings, e.g. unclean.leader.election.enable"),
 )
-PARTITION_EXPECTATION = Record((
+PARTITION_EXPECTATION = Struct((
     _f("leader", Int(-1, 1000, ref="broker", label="a broker id, or -1 for no leader"), "the leader"),
     _f("isr", ListOf(BROKER, unique=True, label="a list of broker ids, in order"), "the in-sync replicas"),
     _f("leader_epoch", Int(0), "the leader epoch"),

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from backend.scripts.limits import MAX_YAML_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from backend.faultscript.limits import MAX_YAML_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _MAP_TAGS = {"tag:yaml.org,2002:map"}

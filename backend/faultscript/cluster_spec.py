@@ -5,7 +5,7 @@ A topic here is written exactly like a ``create_topic`` step (same fields, same 
 defaults), because it *is* one: the runtime creates these topics before the first step. Settings
 are Kafka's own names, checked and parsed with ``backend.core.config``.
 
-Two bounds on its size (``backend/scripts/limits.py``): a lesson's or script's own cluster may
+Two bounds on its size (``backend/faultscript/limits.py``): a lesson's or script's own cluster may
 start with up to ``MAX_LESSON_PARTITIONS`` partitions; a sandbox a request asks for
 (``check_cluster(..., sandbox=True)``) keeps the request bounds, as a ``create_topic`` click does.
 """
@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from backend.scripts.checks import World
-from backend.scripts.kafka_types import BROKER, TOPIC_NAME, TOPIC_PATTERN, Assignment, ConfigMap
-from backend.scripts.fields import Field, Record, check_fields, fields_schema
-from backend.scripts.limits import MAX_BROKERS, MAX_LESSON_PARTITIONS, MAX_PARTITIONS, MAX_TOPICS
-from backend.scripts.types import Choice, FieldType, Int, Issue, ListOf, name_of, shown
-from backend.scripts.vocabulary import COUNTS_OR_ASSIGNMENT, TOPIC_SPEC_FIELDS, counts_from_assignment, check_args
+from backend.faultscript.checks import World
+from backend.faultscript.kafka_types import BROKER, TOPIC_NAME, TOPIC_PATTERN, Assignment, ConfigMap
+from backend.faultscript.fields import Field, Struct, check_fields, fields_schema
+from backend.faultscript.limits import MAX_BROKERS, MAX_LESSON_PARTITIONS, MAX_PARTITIONS, MAX_TOPICS
+from backend.faultscript.types import Choice, FieldType, Int, Issue, ListOf, name_of, shown
+from backend.faultscript.vocabulary import COUNTS_OR_ASSIGNMENT, TOPIC_SPEC_FIELDS, counts_from_assignment, check_args
 
 
 
@@ -95,7 +95,7 @@ def _cluster_fields(topics: TopicSpecs) -> tuple[Field, ...]:
               "the brokers, started in this order", required=True),
         Field("topics", topics, "topics that exist before the first step"),
         Field("config", ConfigMap(), "Kafka settings for every broker, e.g. zookeeper.session.timeout.ms"),
-        Field("zookeeper", Record((Field("servers", Choice((1, 3)), "1: one server; 3: an ensemble, needed "
+        Field("zookeeper", Struct((Field("servers", Choice((1, 3)), "1: one server; 3: an ensemble, needed "
                                                                     "for zk_server_stop and zk_server_start",
                                          default=1),),
                                   label="a mapping like {servers: 3}"),

@@ -9,7 +9,7 @@ same length) only the loader checks.
 ``script.schema.json`` beside this module is the generated file, committed so the front end can
 serve it without Python; a test fails when it is stale. Regenerate it with::
 
-    .venv/bin/python -m backend.scripts.schema
+    .venv/bin/python -m backend.faultscript.schema
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
-from backend.scripts.cluster_spec import CLUSTER_FIELDS
-from backend.scripts.fields import fields_schema
-from backend.scripts.vocabulary import SCRIPT_VOCABULARY, Op
+from backend.faultscript.cluster_spec import CLUSTER_FIELDS
+from backend.faultscript.fields import fields_schema
+from backend.faultscript.vocabulary import SCRIPT_VOCABULARY, Op
 
 SCHEMA_PATH = Path(__file__).with_name("script.schema.json")
 
@@ -35,7 +35,7 @@ def op_schema(op: Op) -> dict:
 
 
 def build_schema(vocabulary: Mapping[str, Op] = SCRIPT_VOCABULARY, extra_keys: Mapping | None = None,
-                 title: str = "Kafka Controller Lab fault script", source: str = "backend/scripts/vocabulary.py",
+                 title: str = "Kafka Controller Lab fault script", source: str = "backend/faultscript/vocabulary.py",
                  required: tuple[str, ...] = ("cluster", "steps")) -> dict:
     """The whole script's schema: ``name``, ``description``, ``cluster`` and ``steps`` (plus
     ``extra_keys``, the top-level keys a format such as lessons adds)."""
@@ -85,7 +85,7 @@ def write_or_check(path: Path, text: str, module: str, argv: list[str] | None) -
 
 def main(argv: list[str] | None = None) -> int:
     """Write ``script.schema.json``; with ``--check``, only say whether it is up to date."""
-    return write_or_check(SCHEMA_PATH, schema_text(), "backend.scripts.schema", argv)
+    return write_or_check(SCHEMA_PATH, schema_text(), "backend.faultscript.schema", argv)
 
 
 if __name__ == "__main__":

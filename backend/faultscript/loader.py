@@ -19,13 +19,13 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Mapping
 
-from backend.scripts.checks import World
-from backend.scripts.cluster_spec import ClusterSpec, TopicSpec, check_cluster
-from backend.scripts.kafka_types import parse_partition_key
-from backend.scripts.limits import MAX_STEPS
-from backend.scripts.types import FieldType, Issue, shown, suggestion
-from backend.scripts.yaml_lines import LineDict, line_of, load_yaml, plain
-from backend.scripts.vocabulary import SCRIPT_VOCABULARY, Op, check_step
+from backend.faultscript.checks import World
+from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec, check_cluster
+from backend.faultscript.kafka_types import parse_partition_key
+from backend.faultscript.limits import MAX_STEPS
+from backend.faultscript.types import FieldType, Issue, shown, suggestion
+from backend.faultscript.yaml_lines import LineDict, line_of, load_yaml, plain
+from backend.faultscript.vocabulary import SCRIPT_VOCABULARY, Op, check_step
 
 __all__ = ["ClusterSpec", "Problem", "Script", "ScriptError", "Step", "TopicSpec", "load_script",
            "parse_partition_key", "parse_script"]

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from backend.core.config import SETTINGS, ConfigError, parse_value
-from backend.scripts.limits import MAX_BROKERS, MAX_PARTITIONS_PER_TOPIC
-from backend.scripts.types import (FieldType, Int, ListOf, MapOf, Ref, Str, is_int, name_of,
+from backend.faultscript.limits import MAX_BROKERS, MAX_PARTITIONS_PER_TOPIC
+from backend.faultscript.types import (FieldType, Int, ListOf, MapOf, Ref, Str, is_int, name_of,
                                           shown, suggestion)
 
 TOPIC_PATTERN = r"(?!\.\.?$)[a-zA-Z0-9._-]{1,249}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from backend.scripts.types import NO_DEFAULT, FieldType, Issue, name_of, suggestion
+from backend.faultscript.types import NO_DEFAULT, FieldType, Issue, name_of, suggestion
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def check_fields(value: dict, fields: tuple[Field, ...], path: tuple, owner: str
 
 
 @dataclass(frozen=True)
-class Record(FieldType):
+class Struct(FieldType):
     """A mapping with fixed, named fields (e.g. one partition's expected state)."""
 
     fields: tuple[Field, ...]
