@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from backend.core import cluster_view
+from backend.view import cluster_view
 from backend.core.records import Record
 from backend.runtime.cluster import Cluster
 from backend.runtime.record_bus import RecordBus

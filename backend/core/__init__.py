@@ -1,35 +1,23 @@
-"""The controller's decisions as pure Python: no ZooKeeper, clock, thread or random source.
+"""Kafka's controller and brokers as pure Python: no ZooKeeper, clock, thread or random source.
 
-Read it beside Kafka 2.8's ``core/src/main/scala/kafka/controller/``:
+Split by what it models, each package read beside its Kafka 2.8 counterpart:
 
-==============================  ============================================================
-here                            Kafka
-==============================  ============================================================
-``states.py``                   ``PartitionState`` / ``ReplicaState`` (in the two state machines)
-``election.py``                 ``Election.scala``, ``PartitionLeaderElectionAlgorithms``
-``assignment.py``               ``AdminUtils.assignReplicasToBrokers``
-``model.py``                    ``LeaderAndIsr``, ``ReplicaAssignment``, ``TopicPartition``
-``context.py``                  ``ControllerContext.scala``
-``config.py``                   ``KafkaConfig`` (only the settings the controller lab uses)
-``events.py``                   ``ControllerState.scala`` and the events of ``KafkaController``
-``plan.py``                     what ``KafkaZkClient`` is asked to write, and what comes back
-``requests.py``                 ``ControllerBrokerRequestBatch`` (``ControllerChannelManager.scala``)
-``partition_state_machine.py``  ``PartitionStateMachine.scala``
-``replica_state_machine.py``    ``ReplicaStateMachine.scala``
-``failover.py``                 ``KafkaController.onControllerFailover`` / resignation
-``broker_change.py``            ``processBrokerChange``, ``onBrokerStartup``, ``onBrokerFailure``
-``controlled_shutdown.py``      ``doControlledShutdown``
-``topic_change.py``             ``processTopicChange``, ``onNewPartitionCreation``
-``topic_deletion.py``           ``TopicDeletionManager.scala``
-``reassignment.py``             ``onPartitionReassignment`` (KIP-455)
-``leader_balance.py``           ``ReplicaLeaderElection``, ``checkAndTriggerAutoLeaderRebalance``
-``isr_change.py``               ``processIsrChangeNotification``
-``replica_manager.py``          the broker side: ``ReplicaManager`` epoch rules, ``MetadataCache``
-``records.py``                  Kafka's state-change log, as one flat record type
-==============================  ============================================================
+==================  =============================================================================
+``controller/``     ``kafka.controller``: the context, events, state machines, elections and the
+                    controller's decisions (its own map is in ``controller/__init__.py``)
+``broker/``         ``kafka.cluster`` / ``kafka.log`` / ``kafka.server.ReplicaManager``: a broker's
+                    log, its partitions as leader, the epoch rules it applies to requests
+``model.py``        ``LeaderAndIsr``, ``ReplicaAssignment``, ``TopicPartition``, ``BrokerInfo``
+``requests.py``     the controller → broker requests (LeaderAndIsr, UpdateMetadata, StopReplica)
+``config.py``       ``KafkaConfig`` (only the settings the controller lab uses)
+``errors.py``       Kafka's exceptions the controller and admin raise
+``assignment.py``   ``AdminUtils.assignReplicasToBrokers`` (what ``kafka-topics.sh`` computes)
+``records.py``      Kafka's state-change log as one flat record type, and the session header
+``subjects.py``     records' subjects: the browser's join keys
+==================  =============================================================================
 
-A controller handler is a *sans-I/O program*: a generator that yields :class:`plan.Plan`
-values (ZooKeeper writes to attempt, requests to send, records to emit) and receives the
-write outcomes back. The runtime runs it against a real ZooKeeper; the tests run it with
-literal outcomes. Either way the decisions are made here and only here.
+The page's folds over records (the cluster view, the lesson view, the replay-log rules) are
+pure too, but model the page rather than Kafka: they live in ``backend.view``.
+Dependencies point down: ``controller`` and ``broker`` use the modules of this package, never
+each other; nothing here imports anything outside the standard library and this package.
 """

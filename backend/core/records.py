@@ -192,28 +192,3 @@ def _check_type(name: str, value: Any) -> Any:
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Record))
 """Record fields in declaration order: the Spark schema and the JS model are tested against it."""
-
-
-# Subjects are the browser's join keys; build them in one place so every producer agrees.
-def broker_subject(broker_id: int) -> str:
-    return f"broker:{broker_id}"
-
-
-def partition_subject(topic: str, partition: int) -> str:
-    return f"partition:{topic}-{partition}"
-
-
-def replica_subject(topic: str, partition: int, replica: int) -> str:
-    return f"replica:{topic}-{partition}/{replica}"
-
-
-def znode_subject(path: str) -> str:
-    return f"znode:{path}"
-
-
-def request_subject(name: str, correlation_id: int) -> str:
-    return f"request:{name}#{correlation_id}"
-
-
-def event_subject(name: str, event_id: int) -> str:
-    return f"event:{name}#{event_id}"

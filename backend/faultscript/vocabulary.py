@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from backend.core.config import SETTINGS
-from backend.core.states import PartitionState, ReplicaState
+from backend.core.controller.states import PartitionState, ReplicaState
 from backend.faultscript.kafka_types import (BROKER, BROKER_LIST, PARTITION, TOPIC, TOPIC_NAME, ZNODES, Assignment,
                                           ConfigMap, NewPartitionsAssignment, PartitionKey, ReplicaKey,
                                           SettingName, check_setting_value, not_topic_level, setting_schema)
@@ -27,7 +27,7 @@ from backend.faultscript.fields import Field, Struct, check_fields
 from backend.faultscript.limits import MAX_PARTITIONS, MAX_PARTITIONS_PER_TOPIC, MAX_PRODUCE_COUNT, MAX_REPLICATION_FACTOR
 from backend.faultscript.types import NO_DEFAULT, Choice, Int, Issue, ListOf, MapOf, Nullable, Scalar, shown, suggestion
 
-# Kafka 2.8's ControllerEvent classes a broker can be paused in (backend/core/events.py).
+# Kafka 2.8's ControllerEvent classes a broker can be paused in (backend/core/controller/events.py).
 EVENT_NAMES = (
     "Startup", "ControllerChange", "Reelect", "RegisterBrokerAndReelect", "Expire", "BrokerChange",
     "BrokerModifications", "TopicChange", "PartitionModifications", "TopicDeletion",

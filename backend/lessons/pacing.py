@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from backend.core.config import KafkaConfig
-from backend.core.lesson_view import fold_lesson
+from backend.view.lesson_view import fold_lesson
 from backend.faultscript.loader import Problem, Step
 from backend.faultscript.vocabulary import FAULT_VOCABULARY
 

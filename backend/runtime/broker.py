@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING
 from kazoo.client import KazooClient, KazooState
 from kazoo.retry import KazooRetry
 
-from backend.core import events as ev
+from backend.core.controller import events as ev
 from backend.core.config import KafkaConfig
-from backend.core.records import Record, broker_subject
-from backend.core.replica_manager import (
+from backend.core.records import Record
+from backend.core.subjects import broker_subject
+from backend.core.broker.replica_manager import (
     BrokerState, handle_leader_and_isr, handle_stop_replica, handle_update_metadata,
 )
 from backend.runtime.controller import KafkaController

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from backend.core import events as ev
-from backend.core.records import Record, request_subject
+from backend.core.controller import events as ev
+from backend.core.records import Record
+from backend.core.subjects import request_subject
 
 if TYPE_CHECKING:
     from backend.runtime.cluster import Cluster

@@ -18,15 +18,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from kazoo.protocol.states import EventType
 
-from backend.core import (
-    broker_change, controlled_shutdown, failover, isr_change, leader_balance, reassignment, topic_change,
-    topic_deletion,
-)
-from backend.core import events as ev
-from backend.core.context import ControllerContext
+from backend.core.controller import broker_change, controlled_shutdown, failover, isr_change, leader_balance, reassignment, topic_change, topic_deletion
+from backend.core.controller import events as ev
+from backend.core.controller.context import ControllerContext
 from backend.core.errors import ControllerMovedException, KafkaException
-from backend.core.partition_state_machine import trigger_online_partition_state_change
-from backend.core.plan import Plan, run_program
+from backend.core.controller.partition_state_machine import trigger_online_partition_state_change
+from backend.core.controller.plan import Plan, run_program
 from backend.core.records import Record
 from backend.runtime.event_manager import ControllerEventManager, QueuedEvent
 from backend.runtime.lab_clock import LabTimer

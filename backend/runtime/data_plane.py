@@ -23,10 +23,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
-from backend.core.log import Log, LogEntry, truncation_offset
+from backend.core.broker.log import Log, LogEntry, truncation_offset
 from backend.core.model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
-from backend.core.partition import LeaderState
-from backend.core.records import Record, partition_subject, replica_subject
+from backend.core.broker.partition import LeaderState
+from backend.core.records import Record
+from backend.core.subjects import partition_subject, replica_subject
 
 if TYPE_CHECKING:
     from backend.runtime.broker import SimulatedBroker

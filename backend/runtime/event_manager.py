@@ -19,8 +19,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
-from backend.core.events import ControllerEvent, ControllerState, ShutdownEventThread
-from backend.core.records import Record, event_subject
+from backend.core.controller.events import ControllerEvent, ControllerState, ShutdownEventThread
+from backend.core.records import Record
+from backend.core.subjects import event_subject
 
 
 @dataclass

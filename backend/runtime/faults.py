@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from backend.core import events as ev
+from backend.core.controller import events as ev
 from backend.core.config import SETTINGS, ConfigError, config_string, parse_value
 from backend.core.errors import KafkaException
 from backend.core.model import TopicPartition

@@ -17,9 +17,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from backend.core.log import Log
+from backend.core.broker.log import Log
 from backend.core.model import TopicPartition
-from backend.core.records import Record, partition_subject
+from backend.core.records import Record
+from backend.core.subjects import partition_subject
 
 if TYPE_CHECKING:
     from backend.runtime.cluster import Cluster

@@ -3,7 +3,7 @@
 Each record is written as one line and flushed at once, so if the app crashes, at most the
 record being written is lost. Reading is forgiving: a torn last line or a damaged line ends
 the replay *there*, and the reader says where and why — a student can still watch everything
-up to the damage. The rules live in ``backend/core/replay_check.py``.
+up to the damage. The rules live in ``backend/view/replay_check.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.core.records import Record, SessionHeader
-from backend.core.replay_check import Damage, ReplayChecker, finish
+from backend.view.replay_check import Damage, ReplayChecker, finish
 
 
 def default_data_dir() -> Path:
@@ -59,11 +59,11 @@ class Replay:
     problem: str | None = None
     """Why reading stopped early, as ``file:line: reason`` (``None``: the whole file was read)."""
     damage: Damage | None = None
-    """The same as a value: the line that broke a rule of ``backend/core/replay_check.py``."""
+    """The same as a value: the line that broke a rule of ``backend/view/replay_check.py``."""
 
 
 def read_replay(path: Path | str) -> Replay:
-    """Every record up to the first damaged line (see ``backend/core/replay_check.py`` for the
+    """Every record up to the first damaged line (see ``backend/view/replay_check.py`` for the
     rules, which the replay list, imports and the page share)."""
     path = Path(path)
     checker = ReplayChecker()

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.core.records import SessionHeader
-from backend.core.replay_check import EMPTY, RULES_VERSION, TORN, Damage, ReplayChecker, check_bytes, split_lines
+from backend.view.replay_check import EMPTY, RULES_VERSION, TORN, Damage, ReplayChecker, check_bytes, split_lines
 from backend.runtime.replay import Replay, read_replay
 
 INDEX_FILE = ".kclab-index.json"

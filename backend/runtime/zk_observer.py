@@ -22,7 +22,8 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import EventType
 
-from backend.core.records import Record, znode_subject
+from backend.core.records import Record
+from backend.core.subjects import znode_subject
 from backend.faultscript.expect import decode_znode
 
 _STOP = object()

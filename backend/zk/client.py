@@ -20,14 +20,15 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 
 from backend.core.errors import ControllerMovedException
-from backend.core.failover import ClusterMetadata
+from backend.core.controller.failover import ClusterMetadata
 from backend.core.model import BrokerInfo, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
-from backend.core.plan import (
+from backend.core.controller.plan import (
     CreatePartitionState, DeleteController, DeleteIsrChangeNotifications, DeletePreferredReplicaElection,
     DeleteTopicDeletionFlags, DeleteTopicZnodes, RemoveFromPartitionReassignment, SetTopicAssignment,
     UpdatePartitionState, WriteResult,
 )
-from backend.core.records import Record, znode_subject
+from backend.core.records import Record
+from backend.core.subjects import znode_subject
 from backend.zk import codec, paths
 from backend.zk.fenced import FencedWriter
 from backend.zk.multi_read import ZnodeReader

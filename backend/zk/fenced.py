@@ -6,7 +6,7 @@ Kafka's ``KafkaZkClient`` wraps every controller request this way
 fails, ZooKeeper answers the whole transaction with BADVERSION on the check and nothing is
 applied: that is how a zombie controller is stopped — by ZooKeeper's own version check.
 
-The typed writes of ``backend.core.plan`` become transactions here; submissions are pipelined
+The typed writes of ``backend.core.controller.plan`` become transactions here; submissions are pipelined
 (async) and results are collected in order.
 """
 
@@ -17,12 +17,13 @@ from typing import Callable
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError, ZookeeperError
 
-from backend.core.plan import (
+from backend.core.controller.plan import (
     CreatePartitionState, DeleteController, DeleteIsrChangeNotifications, DeletePreferredReplicaElection,
     DeleteTopicDeletionFlags, DeleteTopicZnodes, RemoveFromPartitionReassignment, SetTopicAssignment,
     UpdatePartitionState, WriteResult,
 )
-from backend.core.records import Record, znode_subject
+from backend.core.records import Record
+from backend.core.subjects import znode_subject
 from backend.zk import codec, paths
 from backend.zk.handler import deferred_wakeups
 

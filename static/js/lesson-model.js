@@ -1,6 +1,6 @@
 /**
  * A lesson's progress in the view: `view.lesson`, folded from `lesson` records — a line-by-line
- * port of backend/core/lesson_view.py (model.js calls it for `kind: "lesson"`). The same Python
+ * port of backend/view/lesson_view.py (model.js calls it for `kind: "lesson"`). The same Python
  * quirks as in model.js: `None` is `null`, `x or {}` is Python truthiness, `d.get(k)` is null
  * when the key is absent. tests/js/test_model_contract.py checks both folds on a real lesson.
  * No DOM, no globals: node runs this file as it is.

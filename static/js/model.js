@@ -1,5 +1,5 @@
 /**
- * What the page shows, folded from records: a pure port of backend/core/cluster_view.py.
+ * What the page shows, folded from records: a pure port of backend/view/cluster_view.py.
  *
  * The server folds records with the Python module to hand a joining page a snapshot; the page
  * folds the records that follow with this one. Both must give exactly the same JSON for the

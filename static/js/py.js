@@ -1,6 +1,6 @@
 /**
  * Python's semantics for the folds (model.js, lesson-model.js): they restate
- * backend/core/cluster_view.py line by line, and tests/js/test_model_contract.py checks that
+ * backend/view/cluster_view.py line by line, and tests/js/test_model_contract.py checks that
  * both give the same view, so `get`, `or {}`, truthiness and `str()` must behave as Python's.
  */
 

@@ -1,7 +1,7 @@
 /**
  * A replay log file -> its session header, its records up to the first damaged line, and where
  * and why it is damaged. The same rules, in the same order and mostly in the same words, as the
- * server's backend/core/replay_check.py (tests/js/test_replay_file_contract.py runs both on the
+ * server's backend/view/replay_check.py (tests/js/test_replay_file_contract.py runs both on the
  * same damaged files), so the page and the replay list agree on "damaged at line N":
  *
  *   1. a line ends with "\n" (a last line without one was being written when the app stopped);

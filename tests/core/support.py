@@ -11,12 +11,12 @@ This table stands for ZooKeeper's data only in these pure tests.
 from __future__ import annotations
 
 from backend.core.config import KafkaConfig
-from backend.core.context import ControllerContext
+from backend.core.controller.context import ControllerContext
 from backend.core.model import (
     BrokerInfo, LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment, TopicPartition,
 )
-from backend.core.plan import CreatePartitionState, UpdatePartitionState, WriteResult, run_program
-from backend.core.states import PartitionState, ReplicaState
+from backend.core.controller.plan import CreatePartitionState, UpdatePartitionState, WriteResult, run_program
+from backend.core.controller.states import PartitionState, ReplicaState
 
 
 def tp(name: str) -> TopicPartition:

@@ -1,10 +1,10 @@
 """Broker startup and failure decisions (§7) on small literal contexts."""
 
-from backend.core import broker_change
+from backend.core.controller import broker_change
 from backend.core.model import NO_LEADER, BrokerInfo, PartitionAndReplica
 from backend.core.model import LeaderAndIsr, LeaderIsrAndControllerEpoch
-from backend.core.plan import UpdatePartitionState, WriteResult
-from backend.core.states import PartitionState as P, ReplicaState as R
+from backend.core.controller.plan import UpdatePartitionState, WriteResult
+from backend.core.controller.states import PartitionState as P, ReplicaState as R
 
 from .support import Run, cluster, state_of, tp
 

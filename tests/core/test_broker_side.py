@@ -1,7 +1,7 @@
 """The broker's epoch rules (§3 items 3–5): what a zombie's requests run into."""
 
 from backend.core.model import BrokerInfo
-from backend.core.replica_manager import (
+from backend.core.broker.replica_manager import (
     BrokerState, handle_leader_and_isr, handle_stop_replica, handle_update_metadata,
 )
 from backend.core.requests import (

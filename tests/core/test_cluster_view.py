@@ -6,7 +6,7 @@ rule is pinned on its own, so a change that breaks one says which.
 
 from __future__ import annotations
 
-from backend.core.cluster_view import fold
+from backend.view.cluster_view import fold
 
 
 def zk(seq, path, data=None, to_state="changed", **fields):

@@ -18,16 +18,14 @@ import random
 from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from backend.core import (
-    broker_change, controlled_shutdown, failover, isr_change, leader_balance, reassignment, topic_change,
-)
+from backend.core.controller import broker_change, controlled_shutdown, failover, isr_change, leader_balance, reassignment, topic_change
 from backend.core.assignment import assign_replicas_to_brokers
 from backend.core.config import KafkaConfig
-from backend.core.context import ControllerContext
+from backend.core.controller.context import ControllerContext
 from backend.core.errors import KafkaException
 from backend.core.model import NO_LEADER, BrokerInfo, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
-from backend.core.plan import CreatePartitionState, UpdatePartitionState, WriteResult, run_program
-from backend.core.states import PartitionState, state_by_name, is_valid_transition
+from backend.core.controller.plan import CreatePartitionState, UpdatePartitionState, WriteResult, run_program
+from backend.core.controller.states import PartitionState, state_by_name, is_valid_transition
 
 BROKERS = range(5)
 
@@ -186,7 +184,7 @@ class ControllerMachine(RuleBasedStateMachine):
     def enable_unclean_election(self):
         self.unclean_enabled = True
         self.ctx = self.ctx.evolve(config=KafkaConfig({"unclean.leader.election.enable": True}))
-        from backend.core.partition_state_machine import trigger_online_partition_state_change
+        from backend.core.controller.partition_state_machine import trigger_online_partition_state_change
         self.ctx = self._run(self.ctx, trigger_online_partition_state_change(self.ctx))
 
     @precondition(lambda self: self.znodes)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from backend.core.election import (
+from backend.core.controller.election import (
     ControlledShutdownPartitionLeaderElectionStrategy as ControlledShutdown,
     OfflinePartitionLeaderElectionStrategy as Offline,
     PreferredReplicaPartitionLeaderElectionStrategy as Preferred,

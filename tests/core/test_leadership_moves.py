@@ -2,9 +2,9 @@
 
 import pytest
 
-from backend.core import controlled_shutdown, leader_balance
+from backend.core.controller import controlled_shutdown, leader_balance
 from backend.core.errors import BrokerNotAvailableException, StaleBrokerEpochException
-from backend.core.plan import DeletePreferredReplicaElection
+from backend.core.controller.plan import DeletePreferredReplicaElection
 
 from .support import Run, cluster, state_of, tp
 

@@ -1,6 +1,6 @@
 """The replica log and KIP-101 truncation, on the cases that motivated it."""
 
-from backend.core.log import UNDEFINED_EPOCH, Log, LogEntry, truncation_offset
+from backend.core.broker.log import UNDEFINED_EPOCH, Log, LogEntry, truncation_offset
 
 
 def log_of(*epochs_and_counts):

@@ -1,6 +1,6 @@
 """The leader's view of its followers: caught up, lagging, joining; the high watermark."""
 
-from backend.core.partition import LeaderState
+from backend.core.broker.partition import LeaderState
 
 
 def leader(isr=(1, 2, 3), now=0.0):

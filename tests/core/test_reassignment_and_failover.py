@@ -1,13 +1,13 @@
 """Reassignment (§15), failover (§6) and ISR-change notifications (§16)."""
 
-from backend.core import broker_change, failover, isr_change, reassignment
+from backend.core.controller import broker_change, failover, isr_change, reassignment
 from backend.core.model import (
     BrokerInfo, LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment,
 )
-from backend.core.plan import (
+from backend.core.controller.plan import (
     DeleteIsrChangeNotifications, RemoveFromPartitionReassignment, SetTopicAssignment, UpdatePartitionState,
 )
-from backend.core.states import PartitionState as P, ReplicaState as R
+from backend.core.controller.states import PartitionState as P, ReplicaState as R
 
 from .support import Run, cluster, state_of, tp
 

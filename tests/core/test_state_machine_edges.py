@@ -1,9 +1,9 @@
 """Invalid transitions are never applied and never raise: they become records (§10.1, §12.1)."""
 
 from backend.core.model import PartitionAndReplica
-from backend.core.partition_state_machine import handle_state_changes as partition_changes
-from backend.core.replica_state_machine import handle_state_changes as replica_changes
-from backend.core.states import PartitionState as P, ReplicaState as R
+from backend.core.controller.partition_state_machine import handle_state_changes as partition_changes
+from backend.core.controller.replica_state_machine import handle_state_changes as replica_changes
+from backend.core.controller.states import PartitionState as P, ReplicaState as R
 
 from .support import Run, cluster, tp
 

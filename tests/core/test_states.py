@@ -3,7 +3,7 @@ ReplicaStateMachineTest (the tables are written out here, not derived from the c
 
 import pytest
 
-from backend.core.states import PartitionState as P, ReplicaState as R, is_valid_transition, state_by_name
+from backend.core.controller.states import PartitionState as P, ReplicaState as R, is_valid_transition, state_by_name
 
 PARTITION_TABLE = {  # (from, to): valid?  — Kafka 2.8, §10.1
     (P.NonExistentPartition, P.NewPartition): True,   # testNonexistentPartitionToNewPartitionTransition

@@ -1,9 +1,9 @@
 """Topic creation, partition expansion (§9) and deletion (§14)."""
 
-from backend.core import topic_change, topic_deletion
+from backend.core.controller import topic_change, topic_deletion
 from backend.core.model import PartitionAndReplica, ReplicaAssignment
-from backend.core.plan import CreatePartitionState, DeleteTopicDeletionFlags, DeleteTopicZnodes, SetTopicAssignment
-from backend.core.states import PartitionState as P, ReplicaState as R
+from backend.core.controller.plan import CreatePartitionState, DeleteTopicDeletionFlags, DeleteTopicZnodes, SetTopicAssignment
+from backend.core.controller.states import PartitionState as P, ReplicaState as R
 
 from .support import Run, cluster, state_of, tp
 
@@ -86,7 +86,7 @@ def test_topic_deletion_happy_path():
 
 
 def test_topic_deletion_waits_for_a_dead_replica_and_resumes_when_it_returns():
-    from backend.core import broker_change
+    from backend.core.controller import broker_change
     from backend.core.model import BrokerInfo
     ctx = cluster(live=(0,), partitions={"t-0": ([0, 1], 0, [0])})
     started = _deleting(ctx)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.core.cluster_view import fold
+from backend.view.cluster_view import fold
 from backend.core.records import Record, SessionHeader
-from backend.core.replay_check import TORN
+from backend.view.replay_check import TORN
 from backend.runtime.replay import ReplayWriter
 from tests.js.test_page_replay import dom_state, expected_state
 from tests.support import record_script

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.core.cluster_view import fold
+from backend.view.cluster_view import fold
 from tests.js.static_server import serve
 from tests.support import record_script
 

@@ -1,5 +1,5 @@
 """The page's replay-log rules (static/js/replay-file.js) and the server's
-(backend/core/replay_check.py, used by read_replay, the replay list and imports) agree: on the
+(backend/view/replay_check.py, used by read_replay, the replay list and imports) agree: on the
 same damaged files they stop at the same line, for the same reason, with the same records.
 """
 
@@ -14,7 +14,7 @@ import pytest
 
 from backend.core import records as py_records
 from backend.core.records import Record, SessionHeader
-from backend.core.replay_check import ReplayChecker, split_lines
+from backend.view.replay_check import ReplayChecker, split_lines
 from backend.runtime.replay import ReplayWriter, read_replay
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,7 +145,7 @@ def test_the_page_knows_the_record_schema_the_server_checks():
     assert tables["ELECTIONS"] == list(py_records.ELECTIONS)
     assert tables["OUTCOMES"] == list(py_records.OUTCOMES)
     assert tables["FIELD_TYPES"] == {name: types[0] for name, types in py_records._FIELD_TYPES.items()}
-    from backend.core import replay_check
+    from backend.view import replay_check
     assert {k: {"str": str, "int": int, "dict": dict}[v] for k, v in tables["HEADER_TYPES"].items()} \
         == replay_check._HEADER_TYPES
 

@@ -9,7 +9,7 @@ import threading
 
 from kazoo.client import KazooClient, KazooState
 
-from backend.core import events as ev
+from backend.core.controller import events as ev
 from backend.core.records import Record, SessionHeader
 from backend.runtime.event_manager import ControllerEventManager
 from backend.runtime.network import BrokerNetwork

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend.core import cluster_view
+from backend.view import cluster_view
 from backend.runtime.runner import ScriptRunner
 from backend.faultscript.loader import load_script, parse_script
 

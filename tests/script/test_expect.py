@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from backend.core.states import PartitionState, ReplicaState
+from backend.core.controller.states import PartitionState, ReplicaState
 from backend.faultscript.expect import describe_expectation, mismatches
 from backend.faultscript.loader import parse_script
 

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from backend.core import events
+from backend.core.controller import events
 from backend.faultscript.loader import (ClusterSpec, Problem, ScriptError, Step, TopicSpec, load_script,
                                     parse_partition_key, parse_script)
 from backend.faultscript.fields import Field

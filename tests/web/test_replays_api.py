@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.core import replay_check
+from backend.view import replay_check
 from backend.core.records import Record, SessionHeader
 from backend.runtime.replay import ReplayWriter
 from backend.runtime.replay_index import INDEX_FILE, ReplayIndex

@@ -3,7 +3,7 @@ client rewires the server it is attached to)."""
 
 from __future__ import annotations
 
-from backend.core import cluster_view
+from backend.view import cluster_view
 from tests.support import wait_until
 
 

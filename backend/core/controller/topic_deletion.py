@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..model import PartitionAndReplica
+from ..records import Record
 from .context import ControllerContext
-from .model import PartitionAndReplica
 from .partition_state_machine import handle_state_changes as partition_changes
 from .plan import DeleteTopicDeletionFlags, DeleteTopicZnodes, Program, attempt, emit
-from .records import Record
 from .replica_state_machine import handle_state_changes as replica_changes
-from .requests import update_metadata
+from .request_batch import update_metadata
 from .states import PartitionState, ReplicaState
 
 R = ReplicaState

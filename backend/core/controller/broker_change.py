@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from ..model import BrokerInfo, PartitionAndReplica
+from ..records import Record
 from . import reassignment, topic_deletion
 from .context import ControllerContext
-from .model import BrokerInfo, PartitionAndReplica
 from .partition_state_machine import handle_state_changes as partition_changes
 from .partition_state_machine import trigger_online_partition_state_change
 from .plan import Program, emit
-from .records import Record
 from .replica_state_machine import handle_state_changes as replica_changes
-from .requests import update_metadata
+from .request_batch import update_metadata
 from .states import PartitionState, ReplicaState
 
 

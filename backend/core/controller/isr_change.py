@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..model import LeaderIsrAndControllerEpoch, TopicPartition
+from ..records import Record
 from . import reassignment
 from .context import ControllerContext
-from .model import LeaderIsrAndControllerEpoch, TopicPartition
 from .plan import DeleteIsrChangeNotifications, Program, attempt, emit
-from .records import Record
-from .requests import update_metadata
+from .request_batch import update_metadata
 
 
 def process_isr_change_notification(

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from . import state_change_log as log
+from ..model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from . import state_change_log as state_changes
 from .context import ControllerContext
 from .election import (
     ElectionResult,
@@ -30,9 +31,8 @@ from .election import (
     PartitionLeaderElectionStrategy,
     elect_leaders,
 )
-from .model import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 from .plan import CreatePartitionState, Program, UpdatePartitionState, attempt, emit, read_partition_states
-from .requests import RequestBatch
+from .request_batch import RequestBatch
 from .states import PartitionState, is_valid_transition
 
 P = PartitionState
@@ -51,7 +51,7 @@ def handle_state_changes(
     batch = RequestBatch()
     valid = [tp for tp in partitions if is_valid_transition(ctx.partition_state(tp), target)]
     valid_set = set(valid)
-    invalid = [log.invalid_partition_transition(ctx, tp, target) for tp in partitions if tp not in valid_set]
+    invalid = [state_changes.invalid_partition_transition(ctx, tp, target) for tp in partitions if tp not in valid_set]
     yield from emit(invalid)
     results: dict = {}
     if target is P.OnlinePartition:
@@ -66,7 +66,7 @@ def handle_state_changes(
             ctx, elected = yield from _elect_leader_for_partitions(ctx, to_elect, strategy, batch)
             results.update(elected)
     else:
-        records = [log.partition_change(ctx, tp, ctx.partition_state(tp), target) for tp in valid]
+        records = [state_changes.partition_change(ctx, tp, ctx.partition_state(tp), target) for tp in valid]
         ctx = ctx.with_partition_states({tp: target for tp in valid})
         yield from emit(records)
     yield from emit(requests=batch.requests(ctx))
@@ -96,7 +96,7 @@ def _initialize_leader_and_isr(ctx: ControllerContext, partitions, batch: Reques
             reason = (f"No replica in assignment {list(replicas)} is alive, so the partition stays "
                       f"NewPartition until one of them starts.")
             results[tp] = reason
-            failed_records.append(log.partition_change(ctx, tp, P.NewPartition, P.OnlinePartition,
+            failed_records.append(state_changes.partition_change(ctx, tp, P.NewPartition, P.OnlinePartition,
                                                        outcome="no_leader", note=reason))
             continue
         state = LeaderIsrAndControllerEpoch(LeaderAndIsr(live[0], 0, live), ctx.epoch)
@@ -107,14 +107,14 @@ def _initialize_leader_and_isr(ctx: ControllerContext, partitions, batch: Reques
     for (tp, state, live), outcome in zip(planned, outcomes):
         if not outcome.ok:
             results[tp] = f"could not create the partition state znode: {outcome.reason or outcome.outcome}"
-            records.append(log.partition_change(ctx, tp, P.NewPartition, P.OnlinePartition,
+            records.append(state_changes.partition_change(ctx, tp, P.NewPartition, P.OnlinePartition,
                                                 outcome="error", note=results[tp]))
             continue
         state = LeaderIsrAndControllerEpoch(state.leader_and_isr.with_zk_version(outcome.zk_version or 0), ctx.epoch)
         leadership[tp], states[tp] = state, P.OnlinePartition
         results[tp] = state
         replicas = list(ctx.partition_replica_assignment(tp))
-        records.append(log.partition_change(
+        records.append(state_changes.partition_change(
             ctx, tp, P.NewPartition, P.OnlinePartition, state,
             note=f"New partition: {live[0]} is the first live replica in assignment {replicas}; "
                  f"the ISR is every live replica {list(live)}; leader epoch 0."))
@@ -138,11 +138,11 @@ def _elect_leader_for_partitions(ctx: ControllerContext, partitions, strategy, b
             info = states.get(tp)
             if info is None:
                 results[tp] = "LeaderAndIsr information doesn't exist"
-                records.append(log.failure(ctx, tp, "election", f"{tp}: {results[tp]}."))
+                records.append(state_changes.failure(ctx, tp, "election", f"{tp}: {results[tp]}."))
             elif info.controller_epoch > ctx.epoch:
                 results[tp] = (f"the state was written by a newer controller (epoch {info.controller_epoch} "
                                f"> mine {ctx.epoch})")
-                records.append(log.failure(ctx, tp, "election", f"Aborted: {results[tp]}.",
+                records.append(state_changes.failure(ctx, tp, "election", f"Aborted: {results[tp]}.",
                                            outcome="rejected_stale_epoch"))
             else:
                 current[tp] = info
@@ -151,7 +151,7 @@ def _elect_leader_for_partitions(ctx: ControllerContext, partitions, strategy, b
         for result in elections:
             if result.leader_and_isr is None:
                 results[result.topic_partition] = result.note
-                records.append(log.election(ctx, result, "no_leader", previous=current[result.topic_partition]))
+                records.append(state_changes.election(ctx, result, "no_leader", previous=current[result.topic_partition]))
             else:
                 chosen.append(result)
         yield from emit(records)
@@ -159,7 +159,7 @@ def _elect_leader_for_partitions(ctx: ControllerContext, partitions, strategy, b
         ctx, remaining = yield from _apply_elections(ctx, chosen, current, outcomes, batch, results)
     for tp in remaining:
         results[tp] = f"gave up after {MAX_RETRIES} conflicting writes"
-        yield from emit([log.failure(ctx, tp, "election", f"{tp}: {results[tp]}.")])
+        yield from emit([state_changes.failure(ctx, tp, "election", f"{tp}: {results[tp]}.")])
     return ctx, results
 
 
@@ -173,14 +173,14 @@ def _apply_elections(ctx, chosen, read, outcomes, batch, results) -> Program:
                 result.leader_and_isr.leader_and_isr.with_zk_version(outcome.zk_version), ctx.epoch)
             leadership[tp], states[tp] = new, P.OnlinePartition
             results[tp] = ElectionResult(tp, new, result.recipients, result.election, result.note)
-            records.append(log.election(ctx, results[tp], "ok", previous=read[tp]))
-            records.append(log.partition_change(ctx, tp, ctx.partition_state(tp), P.OnlinePartition,
+            records.append(state_changes.election(ctx, results[tp], "ok", previous=read[tp]))
+            records.append(state_changes.partition_change(ctx, tp, ctx.partition_state(tp), P.OnlinePartition,
                                                 new, note=result.note))
         elif outcome.outcome == "bad_version":
             retry.append(tp)
         else:
             results[tp] = f"writing the new leader failed: {outcome.reason or outcome.outcome}"
-            records.append(log.failure(ctx, tp, "election", f"{tp}: {results[tp]}."))
+            records.append(state_changes.failure(ctx, tp, "election", f"{tp}: {results[tp]}."))
     ctx = ctx.with_leadership(leadership).with_partition_states(states)
     for result in chosen:
         tp = result.topic_partition

@@ -19,19 +19,20 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
+from ..model import LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment, TopicPartition
+from ..records import Record
+from ..subjects import partition_subject
 from . import topic_deletion
 from .context import ControllerContext
 from .election import ReassignPartitionLeaderElectionStrategy
-from .model import LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment, TopicPartition
 from .partition_state_machine import MAX_RETRIES
 from .partition_state_machine import handle_state_changes as partition_changes
 from .plan import (
     Program, RemoveFromPartitionReassignment, SetTopicAssignment, UpdatePartitionState, attempt, emit,
     read_partition_states,
 )
-from .records import Record, partition_subject
 from .replica_state_machine import handle_state_changes as replica_changes
-from .requests import RequestBatch, update_metadata
+from .request_batch import RequestBatch, update_metadata
 from .states import PartitionState, ReplicaState
 
 R = ReplicaState

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence, Union
 
+from ..model import LeaderIsrAndControllerEpoch, TopicPartition
 from .context import ControllerContext
-from .model import LeaderIsrAndControllerEpoch, TopicPartition
 
 
 def offline_partition_leader_election(

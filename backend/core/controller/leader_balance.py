@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..model import NO_LEADER, TopicPartition
+from ..records import Record
+from ..subjects import partition_subject
 from .context import ControllerContext
 from .election import (
     OfflinePartitionLeaderElectionStrategy,
     PreferredReplicaPartitionLeaderElectionStrategy,
     preferred_replica_partition_leader_election,
 )
-from .model import NO_LEADER, TopicPartition
 from .partition_state_machine import handle_state_changes as partition_changes
 from .plan import DeletePreferredReplicaElection, Program, attempt, emit
-from .records import Record, partition_subject
 from .states import PartitionState
 
 # Kafka's ApiError names for the outcome of each partition of a triggered election.

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from ..model import ReplicaAssignment, TopicPartition
+from ..records import Record
 from .context import ControllerContext
 from .election import OfflinePartitionLeaderElectionStrategy
-from .model import ReplicaAssignment, TopicPartition
 from .partition_state_machine import handle_state_changes as partition_changes
 from .plan import Program, SetTopicAssignment, attempt, emit
-from .records import Record
 from .replica_state_machine import handle_state_changes as replica_changes
 from .states import PartitionState, ReplicaState
 

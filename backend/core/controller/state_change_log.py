@@ -8,10 +8,11 @@ being handled; everything else is decided here.
 
 from __future__ import annotations
 
+from ..model import LeaderIsrAndControllerEpoch, PartitionAndReplica, TopicPartition
+from ..records import Record
+from ..subjects import partition_subject, replica_subject
 from .context import ControllerContext
 from .election import ElectionResult
-from .model import LeaderIsrAndControllerEpoch, PartitionAndReplica, TopicPartition
-from .records import Record, partition_subject, replica_subject
 from .states import PartitionState, ReplicaState
 
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Iterable
 
-from . import state_change_log as log
+from ..model import NO_LEADER, LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment, TopicPartition
+from . import state_change_log as state_changes
 from .context import ControllerContext
-from .model import NO_LEADER, LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment, TopicPartition
 from .partition_state_machine import MAX_RETRIES
 from .plan import Program, UpdatePartitionState, attempt, emit, read_partition_states
-from .requests import RequestBatch
+from .request_batch import RequestBatch
 from .states import ReplicaState, is_valid_transition
 
 R = ReplicaState
@@ -50,14 +50,14 @@ def handle_state_changes(
 def _do_handle_state_changes(ctx, replica_id: int, replicas, target: ReplicaState, batch: RequestBatch) -> Program:
     valid = [r for r in replicas if is_valid_transition(ctx.replica_state(r), target)]
     valid_set = set(valid)
-    records = [log.invalid_replica_transition(ctx, r, target) for r in replicas if r not in valid_set]
+    records = [state_changes.invalid_replica_transition(ctx, r, target) for r in replicas if r not in valid_set]
     marks: dict[PartitionAndReplica, ReplicaState] = {}
     if target is R.NewReplica:
         for replica in valid:
             tp = replica.topic_partition
             info = ctx.partition_leadership_info.get(tp)
             if info is not None and info.leader == replica_id:
-                records.append(log.replica_change(
+                records.append(state_changes.replica_change(
                     ctx, replica, ctx.replica_state(replica), target, outcome="error",
                     note=f"Replica {replica_id} of {tp} cannot become NewReplica: it is the partition's leader."))
                 continue
@@ -108,9 +108,9 @@ def _do_handle_state_changes(ctx, replica_id: int, replicas, target: ReplicaStat
             current = assignments.get(tp) or ctx.partition_assignments.get(tp)
             if current is not None:
                 assignments[tp] = current.remove_replica(replica_id)
-        records += [log.replica_change(ctx, r, ctx.replica_state(r), target) for r in valid]
+        records += [state_changes.replica_change(ctx, r, ctx.replica_state(r), target) for r in valid]
         ctx = ctx.with_assignments(assignments).with_replica_states({}, removed=valid)
-    records += [log.replica_change(ctx, r, ctx.replica_state(r), s) for r, s in marks.items()]
+    records += [state_changes.replica_change(ctx, r, ctx.replica_state(r), s) for r, s in marks.items()]
     ctx = ctx.with_replica_states(marks)
     yield from emit(records)
     return ctx
@@ -133,12 +133,12 @@ def remove_replicas_from_isr(ctx: ControllerContext, replica_id: int, partitions
             info = states.get(tp)
             if info is None:
                 if not ctx.is_topic_queued_up_for_deletion(tp.topic):
-                    records.append(log.failure(ctx, tp, "isr", f"Cannot remove {replica_id} from the ISR of {tp}: "
+                    records.append(state_changes.failure(ctx, tp, "isr", f"Cannot remove {replica_id} from the ISR of {tp}: "
                                                                f"its state znode is missing."))
                 continue
             lai = info.leader_and_isr
             if info.controller_epoch > ctx.epoch:
-                records.append(log.failure(
+                records.append(state_changes.failure(
                     ctx, tp, "isr", f"Not removing {replica_id} from the ISR of {tp}: the state was written by a "
                     f"newer controller (epoch {info.controller_epoch} > mine {ctx.epoch}).",
                     outcome="rejected_stale_epoch"))
@@ -155,11 +155,11 @@ def remove_replicas_from_isr(ctx: ControllerContext, replica_id: int, partitions
         for (tp, before, new), outcome in zip(planned, outcomes):
             if outcome.ok:
                 done[tp] = LeaderIsrAndControllerEpoch(new.leader_and_isr.with_zk_version(outcome.zk_version), ctx.epoch)
-                records.append(log.isr_change(ctx, tp, before, done[tp], _shrink_note(replica_id, before, done[tp])))
+                records.append(state_changes.isr_change(ctx, tp, before, done[tp], _shrink_note(replica_id, before, done[tp])))
             elif outcome.outcome == "bad_version":
                 remaining.append(tp)
             else:
-                records.append(log.failure(ctx, tp, "isr", f"Removing {replica_id} from the ISR of {tp} failed: "
+                records.append(state_changes.failure(ctx, tp, "isr", f"Removing {replica_id} from the ISR of {tp} failed: "
                                                            f"{outcome.reason or outcome.outcome}."))
         updated.update(unchanged)
         updated.update(done)

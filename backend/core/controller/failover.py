@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from ..model import BrokerInfo, LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment, TopicPartition
+from ..records import Record
 from . import leader_balance, reassignment, topic_deletion
 from .context import ControllerContext
-from .model import BrokerInfo, LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment, TopicPartition
 from .partition_state_machine import trigger_online_partition_state_change
 from .plan import DeleteIsrChangeNotifications, Program, attempt, emit
-from .records import Record
 from .replica_state_machine import handle_state_changes as replica_changes
-from .requests import update_metadata
+from .request_batch import update_metadata
 from .state_change_log import partition_change
 from .states import PartitionState, ReplicaState
 

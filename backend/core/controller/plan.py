@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Generator, Mapping
 
-from .model import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
-from .records import Record
+from ..model import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+from ..records import Record
 
 
 # -- writes ----------------------------------------------------------------------------------

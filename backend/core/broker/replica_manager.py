@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
-from .model import TopicPartition
-from .records import Record, request_subject
-from .requests import (
+from ..model import TopicPartition
+from ..records import Record
+from ..requests import (
     EPOCH_DURING_DELETE,
     NO_EPOCH,
     LeaderAndIsrRequest,
@@ -27,6 +27,7 @@ from .requests import (
     UpdateMetadataPartitionState,
     UpdateMetadataRequest,
 )
+from ..subjects import request_subject
 
 NONE = "NONE"
 STALE_CONTROLLER_EPOCH = "STALE_CONTROLLER_EPOCH"

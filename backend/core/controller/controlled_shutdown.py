@@ -9,15 +9,15 @@ in assignment order, takes it out of every ISR, and answers with the partitions 
 
 from __future__ import annotations
 
+from ..errors import BrokerNotAvailableException, StaleBrokerEpochException
+from ..model import PartitionAndReplica
+from ..records import Record
 from .context import ControllerContext
 from .election import ControlledShutdownPartitionLeaderElectionStrategy
-from .errors import BrokerNotAvailableException, StaleBrokerEpochException
-from .model import PartitionAndReplica
 from .partition_state_machine import handle_state_changes as partition_changes
 from .plan import Program, emit
-from .records import Record
 from .replica_state_machine import handle_state_changes as replica_changes
-from .requests import RequestBatch
+from .request_batch import RequestBatch
 from .states import PartitionState, ReplicaState
 
 

@@ -19,7 +19,7 @@ import copy
 import re
 from typing import Any, Iterable
 
-from backend.core.lesson_view import fold_lesson
+from backend.view.lesson_view import fold_lesson
 
 REQUESTS_KEPT = 60
 _STATE_PATH = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from .config import KafkaConfig, topic_config_value
-from .model import (
+from ..config import KafkaConfig, topic_config_value
+from ..model import (
     BrokerInfo,
     LeaderIsrAndControllerEpoch,
     PartitionAndReplica,
