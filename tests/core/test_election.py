@@ -7,8 +7,10 @@ from backend.core.controller.election import (
     OfflinePartitionLeaderElectionStrategy as Offline,
     PreferredReplicaPartitionLeaderElectionStrategy as Preferred,
     ReassignPartitionLeaderElectionStrategy as Reassign,
-    controlled_shutdown_partition_leader_election,
     elect_leaders,
+)
+from backend.core.controller.election_algorithms import (
+    controlled_shutdown_partition_leader_election,
     offline_partition_leader_election,
     preferred_replica_partition_leader_election,
     reassign_partition_leader_election,

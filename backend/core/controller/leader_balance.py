@@ -15,11 +15,8 @@ from ..model import NO_LEADER, TopicPartition
 from ..records import Record
 from ..subjects import partition_subject
 from .context import ControllerContext
-from .election import (
-    OfflinePartitionLeaderElectionStrategy,
-    PreferredReplicaPartitionLeaderElectionStrategy,
-    preferred_replica_partition_leader_election,
-)
+from .election import OfflinePartitionLeaderElectionStrategy, PreferredReplicaPartitionLeaderElectionStrategy
+from .election_algorithms import preferred_replica_partition_leader_election
 from .partition_state_machine import handle_state_changes as partition_changes
 from .plan import DeletePreferredReplicaElection, Program, attempt, emit
 from .states import PartitionState
