@@ -23,7 +23,8 @@ from backend.core.controller import events as ev
 from backend.core.controller.context import ControllerContext
 from backend.core.errors import ControllerMovedException, KafkaException
 from backend.core.controller.partition_state_machine import trigger_online_partition_state_change
-from backend.core.controller.plan import Plan, run_program
+from backend.core.controller.plan import Plan
+from backend.core.controller.program import Done, run_program
 from backend.core.records import Record
 from backend.runtime.event_manager import ControllerEventManager, QueuedEvent
 from backend.runtime.lab_clock import LabTimer
@@ -88,8 +89,8 @@ class KafkaController:
         return self.cluster.emit(records, cause=current.event.name, cause_seq=current.queued_seq)
 
     # -- running the core's programs ----------------------------------------------------------
-    def _run(self, program) -> Any:
-        """Carry out a program of the core; returns its value, or ``None`` if it was fenced."""
+    def _run(self, program) -> Done | None:
+        """Carry out a program of the core; returns its ``Done``, or ``None`` if it was fenced."""
         epoch_zk_version = self.ctx.epoch_zk_version
         finished = run_program(program, lambda plan: self._execute(plan, epoch_zk_version))
         if finished.controller_moved:
@@ -98,9 +99,8 @@ class KafkaController:
                 f"version {epoch_zk_version}, so another broker has become controller."))])
             self._maybe_resign()
             return None
-        value = finished.value
-        self.ctx = value[0] if isinstance(value, tuple) else value
-        return value
+        self.ctx = finished.value.ctx
+        return finished.value
 
     def _execute(self, plan: Plan, epoch_zk_version: int):
         if plan.records:
@@ -339,15 +339,15 @@ class KafkaController:
             event.callback(error="NOT_CONTROLLER")
             return
         try:
-            value = self._run(controlled_shutdown.do_controlled_shutdown(self.ctx, event.broker_id, event.broker_epoch))
+            done = self._run(controlled_shutdown.do_controlled_shutdown(self.ctx, event.broker_id, event.broker_epoch))
         except KafkaException as exc:
             self._emit([self._note("controlled_shutdown_refused", str(exc), outcome="error")])
             event.callback(error=type(exc).__name__, message=str(exc))
             return
-        if value is None:
+        if done is None:
             event.callback(error="NOT_CONTROLLER")
         else:
-            event.callback(remaining=[str(tp) for tp in value[1]])
+            event.callback(remaining=[str(tp) for tp in done.value])
 
     def on_unclean_leader_election_enable(self, event) -> None:
         if self.is_active:

@@ -15,7 +15,8 @@ from backend.core.controller.context import ControllerContext
 from backend.core.model import (
     BrokerInfo, LeaderAndIsr, LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment, TopicPartition,
 )
-from backend.core.controller.plan import CreatePartitionState, UpdatePartitionState, WriteResult, run_program
+from backend.core.controller.plan import CreatePartitionState, UpdatePartitionState, WriteResult
+from backend.core.controller.program import run_program
 from backend.core.controller.states import PartitionState, ReplicaState
 
 
@@ -72,7 +73,7 @@ class Run:
 
     @property
     def ctx(self) -> ControllerContext:
-        return self.value[0] if isinstance(self.value, tuple) else self.value
+        return self.value.ctx
 
     def requests_of(self, name: str, broker_id: int | None = None):
         return [r for r in self.requests if r.name == name and (broker_id is None or r.broker_id == broker_id)]

@@ -24,7 +24,8 @@ from backend.core.config import KafkaConfig
 from backend.core.controller.context import ControllerContext
 from backend.core.errors import KafkaException
 from backend.core.model import NO_LEADER, BrokerInfo, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
-from backend.core.controller.plan import CreatePartitionState, UpdatePartitionState, WriteResult, run_program
+from backend.core.controller.plan import CreatePartitionState, UpdatePartitionState, WriteResult
+from backend.core.controller.program import run_program
 from backend.core.controller.states import PartitionState, state_by_name, is_valid_transition
 
 BROKERS = range(5)
@@ -84,8 +85,7 @@ class ControllerMachine(RuleBasedStateMachine):
         self._check_records(records)
         if finished.controller_moved:
             return None
-        value = finished.value
-        return value[0] if isinstance(value, tuple) else value
+        return finished.value.ctx
 
     def _check_records(self, records):
         for r in records:

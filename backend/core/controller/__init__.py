@@ -4,10 +4,12 @@
 here                            Kafka
 ==============================  ============================================================
 ``states.py``                   ``PartitionState`` / ``ReplicaState`` (in the two state machines)
-``election.py``                 ``Election.scala``, ``PartitionLeaderElectionAlgorithms``
+``election_algorithms.py``      ``PartitionLeaderElectionAlgorithms`` (the four choosers)
+``election.py``                 ``Election.scala``: one batch function per election strategy
 ``context.py``                  ``ControllerContext.scala``
 ``events.py``                   ``ControllerState.scala`` and the events of ``KafkaController``
-``plan.py``                     what ``KafkaZkClient`` is asked to write, and running a program
+``plan.py``                     what ``KafkaZkClient`` is asked to write, and what comes back
+``program.py``                  a handler as a sans-I/O program: ``Done(ctx, value)``, running one
 ``request_batch.py``            ``ControllerBrokerRequestBatch`` (``ControllerChannelManager.scala``)
 ``partition_state_machine.py``  ``PartitionStateMachine.scala``
 ``replica_state_machine.py``    ``ReplicaStateMachine.scala``
@@ -23,7 +25,8 @@ here                            Kafka
 ==============================  ============================================================
 
 A controller handler is a *sans-I/O program*: a generator that yields :class:`plan.Plan`
-values (ZooKeeper writes to attempt, requests to send, records to emit) and receives the
-write outcomes back. The runtime runs it against a real ZooKeeper; the tests run it with
+values (ZooKeeper writes to attempt, requests to send, records to emit), receives the write
+outcomes back and returns :class:`program.Done` — the new context and its result, one shape
+for every program. The runtime runs it against a real ZooKeeper; the tests run it with
 literal outcomes. Either way the decisions are made here and only here.
 """

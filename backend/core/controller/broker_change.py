@@ -18,7 +18,7 @@ from . import reassignment, topic_deletion
 from .context import ControllerContext
 from .partition_state_machine import handle_state_changes as partition_changes
 from .partition_state_machine import trigger_online_partition_state_change
-from .plan import Program, emit
+from .program import Done, Program, emit
 from .replica_state_machine import handle_state_changes as replica_changes
 from .request_batch import update_metadata
 from .states import PartitionState, ReplicaState
@@ -38,16 +38,16 @@ def process_broker_change(ctx: ControllerContext, current: Mapping[int, BrokerIn
     )])
     if new:
         ctx = ctx.evolve(live_brokers={**ctx.live_brokers, **{b: current[b] for b in new}})
-        ctx = yield from on_broker_startup(ctx, new)
+        ctx, _ = yield from on_broker_startup(ctx, new)
     if bounced:
         ctx = ctx.evolve(live_brokers={b: i for b, i in ctx.live_brokers.items() if b not in bounced})
-        ctx = yield from on_broker_failure(ctx, bounced)
+        ctx, _ = yield from on_broker_failure(ctx, bounced)
         ctx = ctx.evolve(live_brokers={**ctx.live_brokers, **{b: current[b] for b in bounced}})
-        ctx = yield from on_broker_startup(ctx, bounced)
+        ctx, _ = yield from on_broker_startup(ctx, bounced)
     if dead:
         ctx = ctx.evolve(live_brokers={b: i for b, i in ctx.live_brokers.items() if b not in dead})
-        ctx = yield from on_broker_failure(ctx, dead)
-    return ctx
+        ctx, _ = yield from on_broker_failure(ctx, dead)
+    return Done(ctx)
 
 
 def on_broker_startup(ctx: ControllerContext, new_brokers: Iterable[int]) -> Program:
@@ -56,14 +56,14 @@ def on_broker_startup(ctx: ControllerContext, new_brokers: Iterable[int]) -> Pro
     with_leaders = sorted(ctx.partition_leadership_info)
     yield from emit(requests=update_metadata(ctx, existing) + update_metadata(ctx, new_brokers, with_leaders))
     replicas = ctx.replicas_on_brokers(new_brokers)
-    ctx = yield from replica_changes(ctx, replicas, ReplicaState.OnlineReplica)
+    ctx, _ = yield from replica_changes(ctx, replicas, ReplicaState.OnlineReplica)
     ctx, _ = yield from trigger_online_partition_state_change(ctx)
-    ctx = yield from reassignment.maybe_resume_reassignments(
+    ctx, _ = yield from reassignment.maybe_resume_reassignments(
         ctx, lambda tp, a: any(b in new_brokers for b in a.target_replicas))
     deleting = {r.topic_partition.topic for r in replicas if ctx.is_topic_queued_up_for_deletion(r.topic_partition.topic)}
     if deleting:
-        ctx = yield from topic_deletion.resume_deletion_for_topics(ctx, deleting)
-    return ctx
+        ctx, _ = yield from topic_deletion.resume_deletion_for_topics(ctx, deleting)
+    return Done(ctx)
 
 
 def on_broker_failure(ctx: ControllerContext, dead_brokers: Iterable[int]) -> Program:
@@ -80,13 +80,13 @@ def on_replicas_become_offline(ctx: ControllerContext, replicas: Iterable[Partit
     offline_leader = ctx.partitions_with_offline_leader()
     ctx, _ = yield from partition_changes(ctx, offline_leader, PartitionState.OfflinePartition)
     ctx, _ = yield from trigger_online_partition_state_change(ctx)
-    ctx = yield from replica_changes(ctx, not_for_deletion, ReplicaState.OfflineReplica)
+    ctx, _ = yield from replica_changes(ctx, not_for_deletion, ReplicaState.OfflineReplica)
     if for_deletion:
-        ctx = yield from topic_deletion.fail_replica_deletion(ctx, for_deletion)
+        ctx, _ = yield from topic_deletion.fail_replica_deletion(ctx, for_deletion)
     if not offline_leader:
         # Nobody got a new leader, so no UpdateMetadata went out: tell brokers the broker is gone.
         yield from emit(requests=update_metadata(ctx, ctx.live_or_shutting_down_broker_ids))
-    return ctx
+    return Done(ctx)
 
 
 def _describe(new, dead, bounced, live) -> str:

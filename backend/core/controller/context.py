@@ -91,12 +91,8 @@ class ControllerContext:
 
     def replicas_on_brokers(self, broker_ids: Iterable[int]) -> list[PartitionAndReplica]:
         wanted = set(broker_ids)
-        return sorted(
-            PartitionAndReplica(tp, r)
-            for tp, a in self.partition_assignments.items()
-            for r in a.replicas
-            if r in wanted
-        )
+        return sorted(PartitionAndReplica(tp, r) for tp, a in self.partition_assignments.items()
+                      for r in a.replicas if r in wanted)
 
     def replicas_for_partition(self, partitions: Iterable[TopicPartition]) -> list[PartitionAndReplica]:
         return [PartitionAndReplica(tp, r) for tp in partitions for r in self.partition_replica_assignment(tp)]
@@ -128,43 +124,29 @@ class ControllerContext:
 
     def partitions_with_offline_leader(self) -> list[TopicPartition]:
         """Partitions whose leader is not online (topics being deleted are not counted)."""
-        return sorted(
-            tp
-            for tp, info in self.partition_leadership_info.items()
-            if not self.is_replica_online(info.leader)
-            and not self.is_topic_queued_up_for_deletion(tp.topic)
-        )
+        return sorted(tp for tp, info in self.partition_leadership_info.items()
+                      if not self.is_replica_online(info.leader) and not self.is_topic_queued_up_for_deletion(tp.topic))
 
     def partition_leaders_on_broker(self, broker_id: int) -> list[TopicPartition]:
         """Partitions with RF > 1 led by ``broker_id`` (what a shutting-down broker still leads)."""
-        return sorted(
-            tp
-            for tp, info in self.partition_leadership_info.items()
-            if info.leader == broker_id
-            and len(self.partition_replica_assignment(tp)) > 1
-            and not self.is_topic_queued_up_for_deletion(tp.topic)
-        )
+        return sorted(tp for tp, info in self.partition_leadership_info.items()
+                      if info.leader == broker_id and len(self.partition_replica_assignment(tp)) > 1
+                      and not self.is_topic_queued_up_for_deletion(tp.topic))
 
     def is_unclean_leader_election_enabled(self, topic: str) -> bool:
         """The topic's ``unclean.leader.election.enable`` (``/config/topics/T`` wins)."""
-        return bool(topic_config_value(
-            self.config, self.topic_configs.get(topic), "unclean.leader.election.enable"
-        ))
+        return bool(topic_config_value(self.config, self.topic_configs.get(topic), "unclean.leader.election.enable"))
 
     @property
     def offline_partition_count(self) -> int:
-        return sum(
-            1 for tp, s in self.partition_states.items()
-            if s is PartitionState.OfflinePartition and tp.topic not in self.topics_with_deletion_started
-        )
+        return sum(1 for tp, s in self.partition_states.items()
+                   if s is PartitionState.OfflinePartition and tp.topic not in self.topics_with_deletion_started)
 
     @property
     def preferred_replica_imbalance_count(self) -> int:
-        return sum(
-            1 for tp, info in self.partition_leadership_info.items()
-            if tp.topic not in self.topics_to_be_deleted
-            and self.partition_replica_assignment(tp)[:1] != (info.leader,)
-        )
+        return sum(1 for tp, info in self.partition_leadership_info.items()
+                   if tp.topic not in self.topics_to_be_deleted
+                   and self.partition_replica_assignment(tp)[:1] != (info.leader,))
 
     # -- batch updates ---------------------------------------------------------------------
     def with_partition_states(self, changes: Mapping[TopicPartition, PartitionState]) -> ControllerContext:

@@ -15,7 +15,7 @@ from ..records import Record
 from .context import ControllerContext
 from .election import ControlledShutdownPartitionLeaderElectionStrategy
 from .partition_state_machine import handle_state_changes as partition_changes
-from .plan import Program, emit
+from .program import Done, Program, emit
 from .replica_state_machine import handle_state_changes as replica_changes
 from .request_batch import RequestBatch
 from .states import PartitionState, ReplicaState
@@ -53,7 +53,7 @@ def do_controlled_shutdown(ctx: ControllerContext, broker_id: int, broker_epoch:
     for tp in followed:
         batch.add_stop_replica_request_for_brokers(ctx, [broker_id], tp, delete_partition=False)
     yield from emit(requests=batch.requests(ctx))
-    ctx = yield from replica_changes(ctx, [PartitionAndReplica(tp, broker_id) for tp in followed],
+    ctx, _ = yield from replica_changes(ctx, [PartitionAndReplica(tp, broker_id) for tp in followed],
                                      ReplicaState.OfflineReplica)
     remaining = ctx.partition_leaders_on_broker(broker_id)
     yield from emit([Record(
@@ -66,4 +66,4 @@ def do_controlled_shutdown(ctx: ControllerContext, broker_id: int, broker_epoch:
               f"no other ISR member is available."),
         detail={"remaining": [str(tp) for tp in remaining]},
     )])
-    return ctx, remaining
+    return Done(ctx, remaining)

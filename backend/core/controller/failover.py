@@ -18,7 +18,8 @@ from ..records import Record
 from . import leader_balance, reassignment, topic_deletion
 from .context import ControllerContext
 from .partition_state_machine import trigger_online_partition_state_change
-from .plan import DeleteIsrChangeNotifications, Program, attempt, emit
+from .plan import DeleteIsrChangeNotifications
+from .program import Done, Program, attempt, emit
 from .replica_state_machine import handle_state_changes as replica_changes
 from .request_batch import update_metadata
 from .state_change_log import partition_change
@@ -71,22 +72,22 @@ def on_controller_failover(ctx: ControllerContext, metadata: ClusterMetadata) ->
     to_delete = set(metadata.topics_to_delete) & ctx.all_topics
     ineligible = {t for t in to_delete if any(not ctx.is_replica_online(r.replica) for r in ctx.replicas_for_topic(t))}
     ineligible |= {tp.topic for tp in ctx.partitions_being_reassigned} & to_delete
-    ctx = yield from topic_deletion.init(ctx, to_delete, ineligible)
+    ctx, _ = yield from topic_deletion.init(ctx, to_delete, ineligible)
     yield from emit(requests=update_metadata(ctx, ctx.live_or_shutting_down_broker_ids))
-    ctx = yield from replica_state_machine_startup(ctx)
-    ctx = yield from partition_state_machine_startup(ctx)
+    ctx, _ = yield from replica_state_machine_startup(ctx)
+    ctx, _ = yield from partition_state_machine_startup(ctx)
     yield from emit([_record(ctx, "active", f"Ready to serve as the new controller with epoch {ctx.epoch}.")])
     resumed: set[TopicPartition] = set()
     if metadata.zk_reassignment:
         resumed = set(metadata.zk_reassignment)
-        ctx = yield from reassignment.process_zk_partition_reassignment(ctx, metadata.zk_reassignment)
-    ctx = yield from reassignment.maybe_resume_reassignments(ctx, lambda tp, _: tp not in resumed)
-    ctx = yield from topic_deletion.try_topic_deletion(ctx)
+        ctx, _ = yield from reassignment.process_zk_partition_reassignment(ctx, metadata.zk_reassignment)
+    ctx, _ = yield from reassignment.maybe_resume_reassignments(ctx, lambda tp, _: tp not in resumed)
+    ctx, _ = yield from topic_deletion.try_topic_deletion(ctx)
     if metadata.preferred_replica_election is not None:
         pending = [tp for tp in metadata.preferred_replica_election
                    if tp in ctx.partition_assignments and not ctx.is_topic_queued_up_for_deletion(tp.topic)]
         ctx, _ = yield from leader_balance.process_replica_leader_election(ctx, pending, "PREFERRED", "ZkTriggered")
-    return ctx
+    return Done(ctx)
 
 
 def initialize_controller_context(ctx: ControllerContext, metadata: ClusterMetadata) -> ControllerContext:
@@ -119,9 +120,9 @@ def replica_state_machine_startup(ctx: ControllerContext) -> Program:
                 offline.append(replica)
                 marks[replica] = R.ReplicaDeletionIneligible
     ctx = ctx.with_replica_states(marks)
-    ctx = yield from replica_changes(ctx, online, R.OnlineReplica)
-    ctx = yield from replica_changes(ctx, offline, R.OfflineReplica)
-    return ctx
+    ctx, _ = yield from replica_changes(ctx, online, R.OnlineReplica)
+    ctx, _ = yield from replica_changes(ctx, offline, R.OfflineReplica)
+    return Done(ctx)
 
 
 def partition_state_machine_startup(ctx: ControllerContext) -> Program:
@@ -138,7 +139,7 @@ def partition_state_machine_startup(ctx: ControllerContext) -> Program:
     ctx = ctx.with_partition_states(states)
     yield from emit([_initial_partition_record(ctx, tp, s) for tp, s in sorted(states.items())])
     ctx, _ = yield from trigger_online_partition_state_change(ctx)
-    return ctx
+    return Done(ctx)
 
 
 def _initial_partition_record(ctx: ControllerContext, tp: TopicPartition, state: PartitionState) -> Record:

@@ -16,7 +16,8 @@ from ..model import LeaderIsrAndControllerEpoch, TopicPartition
 from ..records import Record
 from . import reassignment
 from .context import ControllerContext
-from .plan import DeleteIsrChangeNotifications, Program, attempt, emit
+from .plan import DeleteIsrChangeNotifications
+from .program import Done, Program, attempt, emit
 from .request_batch import update_metadata
 
 
@@ -38,7 +39,7 @@ def process_isr_change_notification(
             update_metadata(ctx, ctx.live_or_shutting_down_broker_ids, sorted(known)))
         for tp in sorted(known):
             if tp in ctx.partitions_being_reassigned:
-                ctx = yield from reassignment.maybe_complete_reassignment(ctx, tp)
+                ctx, _ = yield from reassignment.maybe_complete_reassignment(ctx, tp)
     if sequence_numbers:
         yield from attempt([DeleteIsrChangeNotifications(tuple(sequence_numbers))])
-    return ctx
+    return Done(ctx)

@@ -18,7 +18,8 @@ from .context import ControllerContext
 from .election import OfflinePartitionLeaderElectionStrategy, PreferredReplicaPartitionLeaderElectionStrategy
 from .election_algorithms import preferred_replica_partition_leader_election
 from .partition_state_machine import handle_state_changes as partition_changes
-from .plan import DeletePreferredReplicaElection, Program, attempt, emit
+from .plan import DeletePreferredReplicaElection
+from .program import Done, Program, attempt, emit
 from .states import PartitionState
 
 # Kafka's ApiError names for the outcome of each partition of a triggered election.
@@ -57,7 +58,7 @@ def process_replica_leader_election(
     not_available = PREFERRED_LEADER_NOT_AVAILABLE if election_type == "PREFERRED" else ELIGIBLE_LEADERS_NOT_AVAILABLE
     for tp, result in elected.items():
         results[tp] = result.leader_and_isr.leader if hasattr(result, "leader_and_isr") else not_available
-    return ctx, results
+    return Done(ctx, results)
 
 
 def on_replica_election(ctx: ControllerContext, partitions, election_type: str, trigger: str) -> Program:
@@ -71,7 +72,7 @@ def on_replica_election(ctx: ControllerContext, partitions, election_type: str, 
     if trigger == "ZkTriggered":
         # Deleted even if some elections failed: the request has been handled.
         yield from attempt([DeletePreferredReplicaElection()])
-    return ctx, results
+    return Done(ctx, results)
 
 
 def check_and_trigger_auto_leader_rebalance(ctx: ControllerContext) -> Program:
@@ -101,7 +102,7 @@ def check_and_trigger_auto_leader_rebalance(ctx: ControllerContext) -> Program:
                  f"moves {len(candidates)} leader(s) back.",
             detail={"candidates": [str(tp) for tp in candidates]})])
         ctx, _ = yield from on_replica_election(ctx, candidates, "PREFERRED", "AutoTriggered")
-    return ctx
+    return Done(ctx)
 
 
 def _can_preferred_replica_be_leader(ctx: ControllerContext, tp: TopicPartition) -> bool:

@@ -31,7 +31,8 @@ from .election import (
     PartitionLeaderElectionStrategy,
     elect_leaders,
 )
-from .plan import CreatePartitionState, Program, UpdatePartitionState, attempt, emit, read_partition_states
+from .plan import CreatePartitionState, UpdatePartitionState
+from .program import Done, Program, attempt, emit, read_partition_states
 from .request_batch import RequestBatch
 from .states import PartitionState, is_valid_transition
 
@@ -47,7 +48,7 @@ def handle_state_changes(
 ) -> Program:
     partitions = sorted(set(partitions))
     if not partitions:
-        return ctx, {}
+        return Done(ctx, {})
     batch = RequestBatch()
     valid = [tp for tp in partitions if is_valid_transition(ctx.partition_state(tp), target)]
     valid_set = set(valid)
@@ -70,7 +71,7 @@ def handle_state_changes(
         ctx = ctx.with_partition_states({tp: target for tp in valid})
         yield from emit(records)
     yield from emit(requests=batch.requests(ctx))
-    return ctx, results
+    return Done(ctx, results)
 
 
 def trigger_online_partition_state_change(ctx: ControllerContext, topic: str | None = None) -> Program:
@@ -122,7 +123,7 @@ def _initialize_leader_and_isr(ctx: ControllerContext, partitions, batch: Reques
     for tp, state in leadership.items():
         batch.add_leader_and_isr_request_for_brokers(ctx, state.isr, tp, state, is_new=True)
     yield from emit(records)
-    return ctx, results
+    return Done(ctx, results)
 
 
 def _elect_leader_for_partitions(ctx: ControllerContext, partitions, strategy, batch: RequestBatch) -> Program:
@@ -151,7 +152,8 @@ def _elect_leader_for_partitions(ctx: ControllerContext, partitions, strategy, b
         for result in elections:
             if result.leader_and_isr is None:
                 results[result.topic_partition] = result.note
-                records.append(state_changes.election(ctx, result, "no_leader", previous=current[result.topic_partition]))
+                previous = current[result.topic_partition]
+                records.append(state_changes.election(ctx, result, "no_leader", previous=previous))
             else:
                 chosen.append(result)
         yield from emit(records)
@@ -160,7 +162,7 @@ def _elect_leader_for_partitions(ctx: ControllerContext, partitions, strategy, b
     for tp in remaining:
         results[tp] = f"gave up after {MAX_RETRIES} conflicting writes"
         yield from emit([state_changes.failure(ctx, tp, "election", f"{tp}: {results[tp]}.")])
-    return ctx, results
+    return Done(ctx, results)
 
 
 def _apply_elections(ctx, chosen, read, outcomes, batch, results) -> Program:
@@ -187,4 +189,4 @@ def _apply_elections(ctx, chosen, read, outcomes, batch, results) -> Program:
         if tp in leadership:
             batch.add_leader_and_isr_request_for_brokers(ctx, result.recipients, tp, leadership[tp], is_new=False)
     yield from emit(records)
-    return ctx, retry
+    return Done(ctx, retry)

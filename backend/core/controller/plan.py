@@ -1,6 +1,6 @@
 """What a controller handler asks the runtime to do, and what comes back (§3, §10.2, §20).
 
-A handler is a generator (a *sans-I/O program*). It yields a :class:`Plan`; the runtime
+A handler is a generator (a *sans-I/O program*, ``program.py``). It yields a :class:`Plan`; the runtime
 
 1. emits the plan's ``records``,
 2. reads the partition state znodes named in ``reads`` and sends back what ZooKeeper holds
@@ -23,7 +23,7 @@ Writes are typed, not paths: which znode each one touches and how it is encoded 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Generator, Mapping
+from typing import Any, Mapping
 
 from ..model import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from ..records import Record
@@ -125,8 +125,6 @@ class WriteResult:
         return self.outcome == "ok"
 
 
-OK = WriteResult("ok")
-
 
 # -- the plan --------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -136,71 +134,3 @@ class Plan:
     records: tuple[Record, ...] = ()
     reads: tuple[TopicPartition, ...] = ()
     """Partition state znodes to read; a plan reads or writes, never both."""
-
-
-PartitionStates = Mapping[TopicPartition, "LeaderIsrAndControllerEpoch | None"]
-Program = Generator[Plan, Any, Any]
-"""A handler: yields plans, receives write outcomes (or read states), returns its result."""
-
-
-def emit(records=(), requests=()) -> Program:
-    """Hand records and requests to the runtime (no writes)."""
-    if records or requests:
-        yield Plan(records=tuple(records), requests=tuple(requests))
-
-
-def read_partition_states(partitions) -> Program:
-    """Kafka's ``getTopicPartitionStates``: what ZooKeeper holds now (``None``: no znode),
-    each state carrying its znode version as ``zk_version``."""
-    partitions = tuple(partitions)
-    if not partitions:
-        return {}
-    states = yield Plan(reads=partitions)
-    return dict(states)
-
-
-def attempt(writes) -> Program:
-    """Attempt ``writes``; returns their outcomes in order."""
-    writes = tuple(writes)
-    if not writes:
-        return ()
-    outcomes = yield Plan(writes=writes)
-    return tuple(outcomes)
-
-
-# -- running a program ------------------------------------------------------------------------
-@dataclass
-class Finished:
-    """How a program ended: its return value, or ``controller_moved`` if a write was fenced."""
-
-    value: Any = None
-    controller_moved: bool = False
-
-
-def run_program(program: Program, execute: Callable[[Plan], Any]) -> Finished:
-    """Drive ``program``: ``execute`` carries out each plan and returns its write outcomes
-    (or, for a plan that reads, the states read).
-
-    The runtime passes an ``execute`` that talks to ZooKeeper and the brokers; tests pass one
-    that answers from a table. A fenced write (``rejected_stale_epoch``) ends the program, as
-    Kafka's ``ControllerMovedException`` ends the event's processing.
-    """
-    finished = Finished()
-    try:
-        plan = next(program)
-        while True:
-            if plan.reads and plan.writes:
-                raise ValueError("a plan reads or writes, never both")
-            answer = execute(plan)
-            if not plan.reads:
-                answer = tuple(answer)
-                if len(answer) != len(plan.writes):
-                    raise ValueError(f"{len(plan.writes)} writes planned but {len(answer)} outcomes given")
-                if any(o.outcome == "rejected_stale_epoch" for o in answer):
-                    program.close()
-                    finished.controller_moved = True
-                    return finished
-            plan = program.send(answer)
-    except StopIteration as stop:
-        finished.value = stop.value
-        return finished

@@ -27,10 +27,8 @@ from .context import ControllerContext
 from .election import ReassignPartitionLeaderElectionStrategy
 from .partition_state_machine import MAX_RETRIES
 from .partition_state_machine import handle_state_changes as partition_changes
-from .plan import (
-    Program, RemoveFromPartitionReassignment, SetTopicAssignment, UpdatePartitionState, attempt, emit,
-    read_partition_states,
-)
+from .plan import RemoveFromPartitionReassignment, SetTopicAssignment, UpdatePartitionState
+from .program import Done, Program, attempt, emit, read_partition_states
 from .replica_state_machine import handle_state_changes as replica_changes
 from .request_batch import RequestBatch, update_metadata
 from .states import PartitionState, ReplicaState
@@ -65,25 +63,25 @@ def process_zk_partition_reassignment(ctx: ControllerContext, requested: Mapping
                 f"applies it."), "error")])
             failed.append((tp, tuple(target)))
             continue
-        ctx = yield from on_partition_reassignment(ctx, tp, new)
+        ctx, _ = yield from on_partition_reassignment(ctx, tp, new)
     if failed:
         yield from attempt([RemoveFromPartitionReassignment(tuple(failed))])
-    return ctx
+    return Done(ctx)
 
 
 def maybe_resume_reassignments(ctx: ControllerContext, should_resume: Callable[[TopicPartition, ReplicaAssignment], bool]) -> Program:
     for tp in sorted(ctx.partitions_being_reassigned):
         assignment = ctx.partition_assignments.get(tp)
         if assignment is not None and should_resume(tp, assignment):
-            ctx = yield from on_partition_reassignment(ctx, tp, assignment)
-    return ctx
+            ctx, _ = yield from on_partition_reassignment(ctx, tp, assignment)
+    return Done(ctx)
 
 
 def maybe_complete_reassignment(ctx: ControllerContext, tp: TopicPartition) -> Program:
     assignment = ctx.partition_assignments[tp]
     if (yield from is_reassignment_complete(tp, assignment)):
-        ctx = yield from on_partition_reassignment(ctx, tp, assignment)
-    return ctx
+        ctx, _ = yield from on_partition_reassignment(ctx, tp, assignment)
+    return Done(ctx)
 
 
 def is_reassignment_complete(tp: TopicPartition, assignment: ReplicaAssignment) -> Program:
@@ -97,22 +95,23 @@ def is_reassignment_complete(tp: TopicPartition, assignment: ReplicaAssignment) 
 
 def on_partition_reassignment(ctx: ControllerContext, tp: TopicPartition, reassignment: ReplicaAssignment) -> Program:
     ctx = topic_deletion.mark_topic_ineligible_for_deletion(ctx, {tp.topic})
-    ctx = yield from _update_current_reassignment(ctx, tp, reassignment)
+    ctx, _ = yield from _update_current_reassignment(ctx, tp, reassignment)
     if not (yield from is_reassignment_complete(tp, reassignment)):
         yield from emit([_record(ctx, tp, "reassigning", (
             f"Reassigning {tp} to {list(reassignment.target_replicas)}: replicas {list(reassignment.replicas)}, "
             f"adding {list(reassignment.adding_replicas)}, removing {list(reassignment.removing_replicas)}; "
             f"waiting until every target replica is in the ISR."))])
-        ctx = yield from _update_leader_epoch_and_send_request(ctx, tp, reassignment)
+        ctx, _ = yield from _update_leader_epoch_and_send_request(ctx, tp, reassignment)
         for replica in reassignment.adding_replicas:
-            ctx = yield from replica_changes(ctx, [PartitionAndReplica(tp, replica)], R.NewReplica)
-        return ctx
-    ctx = yield from replica_changes(ctx, [PartitionAndReplica(tp, r) for r in reassignment.adding_replicas], R.OnlineReplica)
+            ctx, _ = yield from replica_changes(ctx, [PartitionAndReplica(tp, replica)], R.NewReplica)
+        return Done(ctx)
+    adding = [PartitionAndReplica(tp, r) for r in reassignment.adding_replicas]
+    ctx, _ = yield from replica_changes(ctx, adding, R.OnlineReplica)
     completed = ReplicaAssignment(reassignment.target_replicas)
     ctx = ctx.with_assignments({tp: completed})
-    ctx = yield from _move_reassigned_partition_leader_if_required(ctx, tp, completed)
-    ctx = yield from _stop_removed_replicas(ctx, tp, reassignment.removing_replicas)
-    ctx = yield from _update_replica_assignment_for_partition(ctx, tp, completed)
+    ctx, _ = yield from _move_reassigned_partition_leader_if_required(ctx, tp, completed)
+    ctx, _ = yield from _stop_removed_replicas(ctx, tp, reassignment.removing_replicas)
+    ctx, _ = yield from _update_replica_assignment_for_partition(ctx, tp, completed)
     yield from attempt([RemoveFromPartitionReassignment(((tp, completed.replicas),))])
     ctx = ctx.evolve(partitions_being_reassigned=ctx.partitions_being_reassigned - {tp})
     yield from emit([_record(ctx, tp, "reassigned", f"Reassignment of {tp} completed: replicas are now "
@@ -124,11 +123,11 @@ def on_partition_reassignment(ctx: ControllerContext, tp: TopicPartition, reassi
 def _update_current_reassignment(ctx, tp, reassignment) -> Program:
     current = ctx.partition_assignments[tp]
     if current != reassignment:
-        ctx = yield from _update_replica_assignment_for_partition(ctx, tp, reassignment)
+        ctx, _ = yield from _update_replica_assignment_for_partition(ctx, tp, reassignment)
         unneeded = [r for r in current.replicas if r not in reassignment.replicas]
         if unneeded:
-            ctx = yield from _stop_removed_replicas(ctx, tp, unneeded)
-    return ctx.evolve(partitions_being_reassigned=ctx.partitions_being_reassigned | {tp})
+            ctx, _ = yield from _stop_removed_replicas(ctx, tp, unneeded)
+    return Done(ctx.evolve(partitions_being_reassigned=ctx.partitions_being_reassigned | {tp}))
 
 
 def _update_replica_assignment_for_partition(ctx, tp, assignment) -> Program:
@@ -138,7 +137,7 @@ def _update_replica_assignment_for_partition(ctx, tp, assignment) -> Program:
     if not outcome.ok:
         yield from emit([_record(ctx, tp, None, f"Writing the assignment of {tp.topic} failed: "
                                                 f"{outcome.reason or outcome.outcome}.", "error")])
-    return ctx
+    return Done(ctx)
 
 
 def _update_leader_epoch_and_send_request(ctx, tp, assignment) -> Program:
@@ -148,7 +147,7 @@ def _update_leader_epoch_and_send_request(ctx, tp, assignment) -> Program:
         batch.add_leader_and_isr_request_for_brokers(ctx, assignment.origin_replicas, tp, updated, is_new=False)
         batch.add_leader_and_isr_request_for_brokers(ctx, assignment.adding_replicas, tp, updated, is_new=True)
         yield from emit(requests=batch.requests(ctx))
-    return ctx
+    return Done(ctx)
 
 
 def update_leader_epoch(ctx: ControllerContext, tp: TopicPartition) -> Program:
@@ -158,7 +157,7 @@ def update_leader_epoch(ctx: ControllerContext, tp: TopicPartition) -> Program:
         if info is None or info.controller_epoch > ctx.epoch:
             why = "it has no state znode" if info is None else "a newer controller wrote its state"
             yield from emit([_record(ctx, tp, None, f"Cannot bump the leader epoch of {tp}: {why}.", "error")])
-            return ctx, None
+            break
         new = LeaderIsrAndControllerEpoch(info.leader_and_isr.new_epoch(), ctx.epoch)
         [outcome] = yield from attempt([UpdatePartitionState(tp, new)])
         if outcome.ok:
@@ -166,12 +165,12 @@ def update_leader_epoch(ctx: ControllerContext, tp: TopicPartition) -> Program:
             ctx = ctx.with_leadership({tp: new})
             yield from emit([_record(ctx, tp, "epoch_bumped", f"Leader epoch of {tp} bumped to "
                                      f"{new.leader_and_isr.leader_epoch} so every replica learns the new replica set.")])
-            return ctx, new
+            return Done(ctx, new)
         if outcome.outcome != "bad_version":
             yield from emit([_record(ctx, tp, None, f"Bumping the leader epoch of {tp} failed: "
                                                     f"{outcome.reason or outcome.outcome}.", "error")])
-            return ctx, None
-    return ctx, None
+            break
+    return Done(ctx)
 
 
 def _move_reassigned_partition_leader_if_required(ctx, tp, new_assignment) -> Program:
@@ -180,14 +179,14 @@ def _move_reassigned_partition_leader_if_required(ctx, tp, new_assignment) -> Pr
         return (yield from _update_leader_epoch_and_send_request(ctx, tp, new_assignment))
     ctx, _ = yield from partition_changes(ctx, [tp], PartitionState.OnlinePartition,
                                           ReassignPartitionLeaderElectionStrategy())
-    return ctx
+    return Done(ctx)
 
 
 def _stop_removed_replicas(ctx, tp, removed) -> Program:
     replicas = [PartitionAndReplica(tp, r) for r in removed]
     for target in (R.OfflineReplica, R.ReplicaDeletionStarted, R.ReplicaDeletionSuccessful, R.NonExistentReplica):
-        ctx = yield from replica_changes(ctx, replicas, target)
-    return ctx
+        ctx, _ = yield from replica_changes(ctx, replicas, target)
+    return Done(ctx)
 
 
 def _record(ctx, tp, to_state, note, outcome="ok") -> Record:
@@ -198,7 +197,5 @@ def _record(ctx, tp, to_state, note, outcome="ok") -> Record:
         controller_id=ctx.controller_id, controller_epoch=ctx.epoch, topic=tp.topic, partition=tp.partition,
         leader=info.leader if info else None, isr=tuple(info.isr) if info else None,
         leader_epoch=info.leader_and_isr.leader_epoch if info else None, outcome=outcome, note=note,
-        op="reassign_partitions",
-        detail={"replicas": list(assignment.replicas), "adding_replicas": list(assignment.adding_replicas),
-                "removing_replicas": list(assignment.removing_replicas)} if assignment else None,
-    )
+        op="reassign_partitions", detail={"replicas": list(assignment.replicas), "adding_replicas": list(
+            assignment.adding_replicas), "removing_replicas": list(assignment.removing_replicas)} if assignment else None)

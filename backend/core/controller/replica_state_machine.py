@@ -27,7 +27,8 @@ from ..model import NO_LEADER, LeaderIsrAndControllerEpoch, PartitionAndReplica,
 from . import state_change_log as state_changes
 from .context import ControllerContext
 from .partition_state_machine import MAX_RETRIES
-from .plan import Program, UpdatePartitionState, attempt, emit, read_partition_states
+from .plan import UpdatePartitionState
+from .program import Done, Program, attempt, emit, read_partition_states
 from .request_batch import RequestBatch
 from .states import ReplicaState, is_valid_transition
 
@@ -39,12 +40,12 @@ def handle_state_changes(
 ) -> Program:
     replicas = sorted(set(replicas), key=lambda r: (r.replica, r.topic_partition))
     if not replicas:
-        return ctx
+        return Done(ctx)
     batch = RequestBatch()
     for replica_id, group in groupby(replicas, key=lambda r: r.replica):
-        ctx = yield from _do_handle_state_changes(ctx, replica_id, list(group), target, batch)
+        ctx, _ = yield from _do_handle_state_changes(ctx, replica_id, list(group), target, batch)
     yield from emit(requests=batch.requests(ctx))
-    return ctx
+    return Done(ctx)
 
 
 def _do_handle_state_changes(ctx, replica_id: int, replicas, target: ReplicaState, batch: RequestBatch) -> Program:
@@ -83,7 +84,7 @@ def _do_handle_state_changes(ctx, replica_id: int, replicas, target: ReplicaStat
         for replica in valid:
             batch.add_stop_replica_request_for_brokers(ctx, [replica_id], replica.topic_partition, False)
         with_leader = [r.topic_partition for r in valid if r.topic_partition in ctx.partition_leadership_info]
-        ctx, updated, isr_records = yield from remove_replicas_from_isr(ctx, replica_id, with_leader)
+        ctx, (updated, isr_records) = yield from remove_replicas_from_isr(ctx, replica_id, with_leader)
         records += isr_records
         for replica in valid:
             tp = replica.topic_partition
@@ -113,7 +114,7 @@ def _do_handle_state_changes(ctx, replica_id: int, replicas, target: ReplicaStat
     records += [state_changes.replica_change(ctx, r, ctx.replica_state(r), s) for r, s in marks.items()]
     ctx = ctx.with_replica_states(marks)
     yield from emit(records)
-    return ctx
+    return Done(ctx)
 
 
 def remove_replicas_from_isr(ctx: ControllerContext, replica_id: int, partitions) -> Program:
@@ -133,8 +134,8 @@ def remove_replicas_from_isr(ctx: ControllerContext, replica_id: int, partitions
             info = states.get(tp)
             if info is None:
                 if not ctx.is_topic_queued_up_for_deletion(tp.topic):
-                    records.append(state_changes.failure(ctx, tp, "isr", f"Cannot remove {replica_id} from the ISR of {tp}: "
-                                                               f"its state znode is missing."))
+                    records.append(state_changes.failure(
+                        ctx, tp, "isr", f"Cannot remove {replica_id} from the ISR of {tp}: its state znode is missing."))
                 continue
             lai = info.leader_and_isr
             if info.controller_epoch > ctx.epoch:
@@ -155,16 +156,17 @@ def remove_replicas_from_isr(ctx: ControllerContext, replica_id: int, partitions
         for (tp, before, new), outcome in zip(planned, outcomes):
             if outcome.ok:
                 done[tp] = LeaderIsrAndControllerEpoch(new.leader_and_isr.with_zk_version(outcome.zk_version), ctx.epoch)
-                records.append(state_changes.isr_change(ctx, tp, before, done[tp], _shrink_note(replica_id, before, done[tp])))
+                note = _shrink_note(replica_id, before, done[tp])
+                records.append(state_changes.isr_change(ctx, tp, before, done[tp], note))
             elif outcome.outcome == "bad_version":
                 remaining.append(tp)
             else:
-                records.append(state_changes.failure(ctx, tp, "isr", f"Removing {replica_id} from the ISR of {tp} failed: "
-                                                           f"{outcome.reason or outcome.outcome}."))
+                records.append(state_changes.failure(ctx, tp, "isr", f"Removing {replica_id} from the ISR of {tp} "
+                                                                    f"failed: {outcome.reason or outcome.outcome}."))
         updated.update(unchanged)
         updated.update(done)
         ctx = ctx.with_leadership({**unchanged, **done})
-    return ctx, updated, records
+    return Done(ctx, (updated, records))
 
 
 def _shrink_note(replica_id: int, before: LeaderIsrAndControllerEpoch, after: LeaderIsrAndControllerEpoch) -> str:

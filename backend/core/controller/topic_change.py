@@ -15,7 +15,8 @@ from ..records import Record
 from .context import ControllerContext
 from .election import OfflinePartitionLeaderElectionStrategy
 from .partition_state_machine import handle_state_changes as partition_changes
-from .plan import Program, SetTopicAssignment, attempt, emit
+from .plan import SetTopicAssignment
+from .program import Done, Program, attempt, emit
 from .replica_state_machine import handle_state_changes as replica_changes
 from .states import PartitionState, ReplicaState
 
@@ -46,8 +47,8 @@ def process_topic_change(
             note=f"Topics changed — new {new_topics}, gone {deleted}.",
             detail={"new": new_topics, "deleted": deleted})])
     if assignments:
-        ctx = yield from on_new_partition_creation(ctx, sorted(assignments))
-    return ctx
+        ctx, _ = yield from on_new_partition_creation(ctx, sorted(assignments))
+    return Done(ctx)
 
 
 def topics_to_read(ctx: ControllerContext, topics: Iterable[str]) -> list[str]:
@@ -63,7 +64,7 @@ def process_partition_modifications(
     to_add = {TopicPartition(topic, p): a for p, a in assignment.items()
               if TopicPartition(topic, p) not in ctx.partition_assignments}
     if not to_add:
-        return ctx
+        return Done(ctx)
     if ctx.is_topic_queued_up_for_deletion(topic):
         existing = {tp.partition: ctx.partition_assignments[tp] for tp in ctx.partitions_for_topic(topic)}
         yield from emit([Record(
@@ -71,15 +72,15 @@ def process_partition_modifications(
             controller_id=ctx.controller_id, controller_epoch=ctx.epoch, topic=topic, outcome="error",
             note=f"Topic {topic} is being deleted: restoring its assignment instead of adding partitions.")])
         yield from attempt([SetTopicAssignment(topic, existing)])
-        return ctx
+        return Done(ctx)
     ctx = ctx.with_assignments(to_add)
     return (yield from on_new_partition_creation(ctx, sorted(to_add)))
 
 
 def on_new_partition_creation(ctx: ControllerContext, partitions: list[TopicPartition]) -> Program:
     ctx, _ = yield from partition_changes(ctx, partitions, PartitionState.NewPartition)
-    ctx = yield from replica_changes(ctx, ctx.replicas_for_partition(partitions), ReplicaState.NewReplica)
+    ctx, _ = yield from replica_changes(ctx, ctx.replicas_for_partition(partitions), ReplicaState.NewReplica)
     ctx, _ = yield from partition_changes(ctx, partitions, PartitionState.OnlinePartition,
                                           OfflinePartitionLeaderElectionStrategy(allow_unclean=False))
-    ctx = yield from replica_changes(ctx, ctx.replicas_for_partition(partitions), ReplicaState.OnlineReplica)
-    return ctx
+    ctx, _ = yield from replica_changes(ctx, ctx.replicas_for_partition(partitions), ReplicaState.OnlineReplica)
+    return Done(ctx)

@@ -16,7 +16,8 @@ from ..model import PartitionAndReplica
 from ..records import Record
 from .context import ControllerContext
 from .partition_state_machine import handle_state_changes as partition_changes
-from .plan import DeleteTopicDeletionFlags, DeleteTopicZnodes, Program, attempt, emit
+from .plan import DeleteTopicDeletionFlags, DeleteTopicZnodes
+from .program import Done, Program, attempt, emit
 from .replica_state_machine import handle_state_changes as replica_changes
 from .request_batch import update_metadata
 from .states import PartitionState, ReplicaState
@@ -33,18 +34,18 @@ def init(ctx: ControllerContext, topics_to_be_deleted: Iterable[str], ineligible
     disabled, delete those znodes)."""
     topics_to_be_deleted, ineligible = set(topics_to_be_deleted), set(ineligible)
     if is_delete_topic_enabled(ctx):
-        return ctx.evolve(
+        return Done(ctx.evolve(
             topics_to_be_deleted=ctx.topics_to_be_deleted | topics_to_be_deleted,
             topics_ineligible_for_deletion=ctx.topics_ineligible_for_deletion | (ineligible & topics_to_be_deleted),
-        )
+        ))
     yield from attempt([DeleteTopicDeletionFlags(tuple(sorted(topics_to_be_deleted)))] if topics_to_be_deleted else [])
-    return ctx
+    return Done(ctx)
 
 
 def try_topic_deletion(ctx: ControllerContext) -> Program:
     """At the end of failover: carry on with whatever deletions were queued."""
     if not is_delete_topic_enabled(ctx):
-        return ctx
+        return Done(ctx)
     return (yield from resume_deletions(ctx))
 
 
@@ -61,17 +62,17 @@ def process_topic_deletion(ctx: ControllerContext, requested: Iterable[str]) -> 
             yield from emit([_note(ctx, f"delete.topic.enable is false: removing the deletion request(s) for "
                                         f"{sorted(requested)}.")])
             yield from attempt([DeleteTopicDeletionFlags(tuple(sorted(requested)))])
-        return ctx
+        return Done(ctx)
     if requested:
         reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}
         ctx = mark_topic_ineligible_for_deletion(ctx, requested & reassigning)
-        ctx = yield from enqueue_topics_for_deletion(ctx, requested)
-    return ctx
+        ctx, _ = yield from enqueue_topics_for_deletion(ctx, requested)
+    return Done(ctx)
 
 
 def enqueue_topics_for_deletion(ctx: ControllerContext, topics: Iterable[str]) -> Program:
     if not is_delete_topic_enabled(ctx):
-        return ctx
+        return Done(ctx)
     ctx = ctx.evolve(topics_to_be_deleted=ctx.topics_to_be_deleted | set(topics))
     return (yield from resume_deletions(ctx))
 
@@ -79,7 +80,7 @@ def enqueue_topics_for_deletion(ctx: ControllerContext, topics: Iterable[str]) -
 def resume_deletion_for_topics(ctx: ControllerContext, topics: Iterable[str]) -> Program:
     queued = set(topics) & ctx.topics_to_be_deleted
     if not queued:
-        return ctx
+        return Done(ctx)
     ctx = ctx.evolve(topics_ineligible_for_deletion=ctx.topics_ineligible_for_deletion - queued)
     return (yield from resume_deletions(ctx))
 
@@ -93,15 +94,15 @@ def mark_topic_ineligible_for_deletion(ctx: ControllerContext, topics: Iterable[
 
 def fail_replica_deletion(ctx: ControllerContext, replicas: Iterable[PartitionAndReplica]) -> Program:
     if not is_delete_topic_enabled(ctx):
-        return ctx
+        return Done(ctx)
     replicas = [r for r in replicas if ctx.is_topic_queued_up_for_deletion(r.topic_partition.topic)]
-    ctx = yield from replica_changes(ctx, replicas, R.ReplicaDeletionIneligible)
+    ctx, _ = yield from replica_changes(ctx, replicas, R.ReplicaDeletionIneligible)
     ctx = mark_topic_ineligible_for_deletion(ctx, {r.topic_partition.topic for r in replicas})
     return (yield from resume_deletions(ctx))
 
 
 def complete_replica_deletion(ctx: ControllerContext, replicas: Iterable[PartitionAndReplica]) -> Program:
-    ctx = yield from replica_changes(ctx, replicas, R.ReplicaDeletionSuccessful)
+    ctx, _ = yield from replica_changes(ctx, replicas, R.ReplicaDeletionSuccessful)
     return (yield from resume_deletions(ctx))
 
 
@@ -110,10 +111,10 @@ def process_stop_replica_response(ctx: ControllerContext, replica_id: int, parti
     failed = [PartitionAndReplica(tp, replica_id) for tp, error in partition_errors if error != "NONE"]
     done = [PartitionAndReplica(tp, replica_id) for tp, error in partition_errors if error == "NONE"]
     if failed:
-        ctx = yield from fail_replica_deletion(ctx, failed)
+        ctx, _ = yield from fail_replica_deletion(ctx, failed)
     if done:
-        ctx = yield from complete_replica_deletion(ctx, done)
-    return ctx
+        ctx, _ = yield from complete_replica_deletion(ctx, done)
+    return Done(ctx)
 
 
 def is_topic_eligible_for_deletion(ctx: ControllerContext, topic: str) -> bool:
@@ -126,7 +127,7 @@ def resume_deletions(ctx: ControllerContext) -> Program:
     retry, eligible = [], []
     for topic in sorted(ctx.topics_to_be_deleted):
         if ctx.are_all_replicas_in_state(topic, R.ReplicaDeletionSuccessful):
-            ctx = yield from complete_delete_topic(ctx, topic)
+            ctx, _ = yield from complete_delete_topic(ctx, topic)
         elif not ctx.is_any_replica_in_state(topic, R.ReplicaDeletionStarted):
             if ctx.is_any_replica_in_state(topic, R.ReplicaDeletionIneligible):
                 retry.append(topic)
@@ -134,10 +135,10 @@ def resume_deletions(ctx: ControllerContext) -> Program:
             eligible.append(topic)
     if retry:
         failed = [r for t in retry for r in ctx.replicas_in_state(t, R.ReplicaDeletionIneligible)]
-        ctx = yield from replica_changes(ctx, failed, R.OfflineReplica)
+        ctx, _ = yield from replica_changes(ctx, failed, R.OfflineReplica)
     if eligible:
-        ctx = yield from on_topic_deletion(ctx, eligible)
-    return ctx
+        ctx, _ = yield from on_topic_deletion(ctx, eligible)
+    return Done(ctx)
 
 
 def on_topic_deletion(ctx: ControllerContext, topics) -> Program:
@@ -165,21 +166,21 @@ def on_partition_deletion(ctx: ControllerContext, topics) -> Program:
         retry += [r for r in alive if r not in succeeded]
         if dead_here:
             ineligible.add(topic)
-    ctx = yield from replica_changes(ctx, dead, R.ReplicaDeletionIneligible)
-    ctx = yield from replica_changes(ctx, retry, R.OfflineReplica)
-    ctx = yield from replica_changes(ctx, retry, R.ReplicaDeletionStarted)
+    ctx, _ = yield from replica_changes(ctx, dead, R.ReplicaDeletionIneligible)
+    ctx, _ = yield from replica_changes(ctx, retry, R.OfflineReplica)
+    ctx, _ = yield from replica_changes(ctx, retry, R.ReplicaDeletionStarted)
     if ineligible:
         ctx = mark_topic_ineligible_for_deletion(ctx, ineligible)
         yield from emit([_note(ctx, f"Deletion of {sorted(ineligible)} waits: some replicas are on dead brokers.")])
-    return ctx
+    return Done(ctx)
 
 
 def complete_delete_topic(ctx: ControllerContext, topic: str) -> Program:
-    ctx = yield from replica_changes(ctx, ctx.replicas_in_state(topic, R.ReplicaDeletionSuccessful),
+    ctx, _ = yield from replica_changes(ctx, ctx.replicas_in_state(topic, R.ReplicaDeletionSuccessful),
                                      R.NonExistentReplica)
     yield from attempt([DeleteTopicZnodes(topic)])
     yield from emit([_note(ctx, f"Deletion of topic {topic} completed: its znodes are gone.", topic)])
-    return ctx.without_topic(topic)
+    return Done(ctx.without_topic(topic))
 
 
 def _note(ctx: ControllerContext, note: str, topic: str | None = None) -> Record:
