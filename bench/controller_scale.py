@@ -48,13 +48,13 @@ if str(ROOT) not in sys.path:
 
 from backend.core.assignment import assign_replicas_to_brokers  # noqa: E402
 from backend.core.records import Record  # noqa: E402
-from backend.runtime import heap
-from backend.zkserver import server as zk_server  # noqa: E402
-from backend.runtime.cluster import Cluster, ensemble_answers_multi_read  # noqa: E402
+from backend.faultscript.cluster_spec import ClusterSpec  # noqa: E402
+from backend.runtime import heap  # noqa: E402
+from backend.runtime.cluster import Cluster  # noqa: E402
 from backend.runtime.polling import poll_until  # noqa: E402
 from backend.runtime.record_bus import RecordBus  # noqa: E402
-from backend.faultscript.cluster_spec import ClusterSpec  # noqa: E402
 from backend.zk import codec, paths  # noqa: E402
+from backend.zkserver import server as zk_server  # noqa: E402
 from bench import threads  # noqa: E402
 from bench.zk_tools import (  # noqa: E402
     BENCH_ROOT, close, delete_tree, floor_failover_reads, floor_reads, floor_writes, make_scratch_znodes, pipelined,
@@ -206,8 +206,8 @@ class BenchCluster:
         self._placeholder.create(paths.CONTROLLER, codec.encode_controller(PLACEHOLDER_CONTROLLER), ephemeral=True)
         # What Cluster.start does, minus its wait for the first broker to win /controller.
         cluster = self.cluster
-        cluster.zk_multi_read = self.multi_read and ensemble_answers_multi_read(self.zk_hosts)
-        cluster._tools = started_client(self.zk_hosts + self.chroot)
+        cluster.open()
+        cluster.zk_multi_read = self.multi_read and cluster.zk_multi_read
         for broker_id in self.broker_ids:
             cluster.brokers[broker_id].start()
         wait_for(lambda: len(self.client.get_children(paths.BROKER_IDS)) == len(self.broker_ids), timeout,
@@ -289,7 +289,7 @@ def run_failure(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler |
     nodes = make_scratch_znodes(bc.client, floor_root, len(moved), sample)
     epoch_version = bc.client.get(paths.CONTROLLER_EPOCH)[1].version
     version = iter(range(1_000_000))
-    controller_zk = bc.cluster.brokers[controller].zk
+    controller_zk = bc.cluster.brokers[controller].kafka_zk.zk  # the broker session's kazoo client
     tries = {
         "async_setdata_s": lambda: floor_writes(bc.client, nodes, sample, next(version), "async"),
         "async_fenced_s": lambda: floor_writes(bc.client, nodes, sample, next(version), "async",

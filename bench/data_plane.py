@@ -191,7 +191,7 @@ def throughput(bc: BenchCluster, acks: str, batch: int, seconds: float, warmup: 
     wall = time.monotonic() - cpu["t"]
     records = bc.bus.next_seq - cpu["seq"]
     isr_changes = bc.kinds["isr"] - isr0
-    isr_at_end = list(bc.cluster.view()["partitions"]["t-0"]["isr"])
+    isr_at_end = list(bc.cluster.inspect()["partitions"]["t-0"]["isr"])
     for _ in range(max(1, in_flight // batch)):  # every answer back
         if not permits.acquire(timeout=30):
             break

@@ -25,8 +25,9 @@ not ``None``).
 from __future__ import annotations
 
 import json
-from enum import Enum
 from typing import Any, Mapping
+
+from backend.zk.znode_decoder import decode_znode, plain
 
 _MISSING = object()
 _ORDER = ("controller", "controller_epoch", "brokers", "partitions", "replicas", "znodes")
@@ -87,17 +88,6 @@ def _lookup(container: Any, key: Any) -> Any:
     return _MISSING
 
 
-def _plain(value: Any) -> Any:
-    """States as their names, tuples as lists: the runtime may hand us either."""
-    if isinstance(value, Enum):
-        return value.name
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    return value
-
-
 def _same(expected: Any, found: Any) -> bool:
     """Equality in which ``true`` is not ``1`` (Python's ``True == 1`` would hide a wrong type)."""
     if isinstance(expected, bool) or isinstance(found, bool):
@@ -113,7 +103,7 @@ def _compare(path: str, expected: Any, found: Any, out: list[str], missing: str 
     if found is _MISSING:
         out.append(f"{path}: expected {_show(expected)}, found {missing}")
         return
-    found = _plain(found)
+    found = plain(found)
     if not _same(expected, found):
         out.append(f"{path}: expected {_show(expected)}, found {_show(found)}")
 
@@ -138,19 +128,6 @@ def _znode(path: str, want: Any, raw: Any, out: list[str]) -> None:
             _match(where, want, data, out)
 
 
-def decode_znode(raw: Any) -> tuple[Any, str]:
-    """``(data, text)``: the znode's JSON if it is JSON, else its text (``b""`` is ``""``).
-    What ``expect``, a lesson's answers and the ZooKeeper view all read a znode's bytes as."""
-    if isinstance(raw, (bytes, bytearray)):
-        raw = bytes(raw).decode("utf-8", errors="replace")
-    if not isinstance(raw, str):
-        return _plain(raw), json.dumps(_plain(raw))  # already decoded by the runtime
-    try:
-        return json.loads(raw), raw
-    except ValueError:
-        return raw, raw
-
-
 def _match(path: str, expected: Any, found: Any, out: list[str]) -> None:
     """Partial match of znode data: an expected mapping names only the keys that matter."""
     if isinstance(expected, Mapping) and isinstance(found, Mapping):
@@ -159,12 +136,12 @@ def _match(path: str, expected: Any, found: Any, out: list[str]) -> None:
                 _match(f"{path}.{key}", value, found[key], out)
             else:
                 out.append(f"{path}.{key}: expected {_show(value)}, found nothing")
-    elif not _same(_plain(expected), found):
+    elif not _same(plain(expected), found):
         out.append(f"{path}: expected {_show(expected)}, found {_show(found)}")
 
 
 def _show(value: Any) -> str:
-    value = _plain(value)
+    value = plain(value)
     if value is None:
         return "none"
     if isinstance(value, str):

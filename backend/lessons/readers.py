@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from backend.lessons.answers import matches
-from backend.faultscript.expect import decode_znode
+from backend.zk.znode_decoder import decode_znode
 
 if TYPE_CHECKING:
     from backend.lessons.runner import LessonRunner
@@ -21,16 +21,16 @@ def source_of(answer: dict) -> str:
 
 
 def _read_partition(runner: LessonRunner, source: dict, question: dict) -> Any:
-    return runner.cluster.view()["partitions"].get(source["partition"], {}).get(source["field"])
+    return runner.cluster.inspect()["partitions"].get(source["partition"], {}).get(source["field"])
 
 
 def _read_controller(runner: LessonRunner, source: dict, question: dict) -> Any:
-    view = runner.cluster.view()
+    view = runner.cluster.inspect()
     return view["controller"] if source["controller"] == "id" else view["controller_epoch"]
 
 
 def _read_znode(runner: LessonRunner, source: dict, question: dict) -> Any:
-    data = runner.cluster.view([source["znode"]])["znodes"].get(source["znode"])
+    data = runner.cluster.inspect([source["znode"]])["znodes"].get(source["znode"])
     return None if data is None else decode_znode(data)[0]  # None: no such znode
 
 

@@ -134,7 +134,7 @@ class LessonRunner(ScriptRunner):
         return self._ok(step) if found is not None else self._fail(step, step.args["message"])
 
     def _teach_direct(self, step: Step) -> RunResult:
-        self.cluster.election_winner = step.args["winner"]
+        self.cluster.stage.pin_winner(step.args["winner"])
         return self._ok(step)
 
     def _ask(self, step: Step) -> None:

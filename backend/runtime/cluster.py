@@ -3,8 +3,12 @@
 Each cluster lives under its own chroot (default ``/kclab/<cluster-id>``), so any number of
 clusters — a class demo and thirty sandboxes — share one ZooKeeper without seeing each other,
 and ``zkCli.sh`` on ``HOST:PORT/kclab/<cluster-id>`` shows the tree a Kafka 2.8 cluster would.
-Besides its brokers the cluster keeps one *operator* session: Kafka's admin tools write
-through it, and it watches the whole tree to report what ZooKeeper holds.
+
+The cluster is the root of the runtime's tree. It owns its brokers (each handed only the
+:class:`~backend.runtime.peers.ClusterServices` it may use), one *operator* session
+(``backend.zk.operator``: Kafka's admin tools write through it, and it watches the whole tree
+to report what ZooKeeper holds), the record bus, the lab's clock, the lesson's stage
+directions, and the client that produces and consumes.
 """
 
 from __future__ import annotations
@@ -15,40 +19,21 @@ import threading
 import time
 from typing import Any, Callable, Iterable
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError, NotEmptyError
-from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.retry import KazooRetry
-
 from backend.core.assignment import assign_replicas_to_brokers
 from backend.core.config import KafkaConfig, config_string, topic_config_value
-from backend.core.model import TopicPartition
 from backend.core.records import Record, SessionHeader
-from backend.runtime import heap
-from backend.runtime.broker import SimulatedBroker
-from backend.runtime.channel import ControllerChannelManager
-from backend.zkserver.four_letter import server_version
+from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
+from backend.runtime import heap, inspection
+from backend.runtime.broker.broker import SimulatedBroker
 from backend.runtime.lab_clock import LabClock
-from backend.runtime.network import zk_servers
+from backend.runtime.peers import BrokerDirectory, ClusterServices
+from backend.runtime.polling import poll_until
 from backend.runtime.producer import AckLedger, Producer
 from backend.runtime.record_bus import RecordBus
-from backend.runtime.polling import poll_until
-from backend.runtime.zk_observer import ZkObserver, describe_data
-from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
-from backend.zk import codec, paths
+from backend.runtime.stage import StageDirections
 from backend.zk.admin import AdminZkClient
-from backend.zk.handler import PollingThreadingHandler
-from backend.zk.multi_read import supports_multi_read
-
-BROKER_STATUS = {"running": "alive", "paused": "paused", "shutting_down": "shutting_down",
-                 "crashed": "dead", "stopped": "dead"}
-
-
-def ensemble_answers_multi_read(zk_hosts: str) -> bool:
-    """Whether every server of ``zk_hosts`` (``HOST:PORT,…``, no chroot) is ZooKeeper 3.6+,
-    asked with ``srvr``. A server that does not answer counts as too old: its clients then read
-    znode by znode, which works everywhere."""
-    return all(supports_multi_read(server_version(host, port)) for host, port in zk_servers(zk_hosts))
+from backend.zk.multi_read import ensemble_answers_multi_read
+from backend.zk.operator import OperatorSession
 
 
 class Cluster:
@@ -63,25 +48,31 @@ class Cluster:
         self.bus = bus or RecordBus(session_id)
         self.session_id = session_id
         self.zk_control = zk_control
-        self.event_ids = itertools.count(1)
-        self.correlation_ids = itertools.count(1)
-        self.channel = ControllerChannelManager(self)
-        self.brokers: dict[int, SimulatedBroker] = {b: SimulatedBroker(self, b, self.config) for b in spec.brokers}
         self.lock = threading.RLock()
-        self.producer = Producer(self)
-        self.ledger = AckLedger(self)
         self.topic_configs: dict[str, dict[str, Any]] = {t: dict(s.config) for t, s in spec.topics.items()}
         self.closed = False
-        self.election_winner: int | None = None
-        """A lesson's stage direction: the broker that wins the next controller election."""
         self.clock = LabClock()
         """The lab's timers' clock (lag checks, the rebalance scheduler): a lesson holds it at a stop."""
-        self._observe = observe
         self.zk_multi_read = False
         """Every ZooKeeper server answers ``multiRead`` (asked at start; ``backend/zk/multi_read.py``)."""
-        self._tools: KazooClient | None = None
-        self._observer: ZkObserver | None = None
-        self.admin: AdminZkClient | None = None
+        self.operator = OperatorSession(zk_hosts, self.chroot)
+        self._observe = observe
+        self.brokers: dict[int, SimulatedBroker] = {}
+        self.peers = BrokerDirectory(self.brokers)
+        self.stage = StageDirections(self.peers.is_running)
+        """A lesson's stage directions (who wins the next controller election)."""
+        self.ledger = AckLedger(self.emit)
+        self.producer = Producer(self.brokers, lambda: self.config, self.ledger, self.emit, lambda: self.closed)
+        services = ClusterServices(
+            zk_hosts=zk_hosts, chroot=self.chroot, multi_read=lambda: self.zk_multi_read, emit=self.emit,
+            event_ids=itertools.count(1), correlation_ids=itertools.count(1), clock=self.clock, stage=self.stage,
+            ledger=self.ledger, topic_setting=self.topic_setting, peers=self.peers)
+        self.brokers.update({b: SimulatedBroker(b, self.config, services) for b in spec.brokers})
+
+    @property
+    def admin(self) -> AdminZkClient:
+        """What Kafka's admin tools write (``kafka-topics.sh``, ``kafka-configs.sh``, …)."""
+        return self.operator.admin
 
     def emit(self, records: Iterable[Record], cause: str | None = None, cause_seq: int | None = None) -> list[Record]:
         return self.bus.emit(records, cause=cause, cause_seq=cause_seq)
@@ -96,24 +87,16 @@ class Cluster:
             **extra)
 
     # -- life -----------------------------------------------------------------------------------
-    def start(self, timeout: float = 30.0) -> None:
+    def open(self) -> None:
+        """Ask the ensemble what it answers, make the chroot, start the operator session (and
+        its observer): everything before the first broker starts."""
         self.zk_multi_read = ensemble_answers_multi_read(self.zk_hosts)
-        root = KazooClient(hosts=self.zk_hosts)
-        root.start(timeout=15)
-        try:
-            root.ensure_path(self.chroot)
-        finally:
-            root.stop()
-            root.close()
-        # Reconnect for ever but never more than 2 s apart (kazoo's default backs off to an hour):
-        # after a ZooKeeper outage the page's view of the tree must come back with it.
-        self._tools = KazooClient(hosts=self.zk_hosts + self.chroot, handler=PollingThreadingHandler(),
-                                  connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0))
-        self._tools.start(timeout=15)
-        self.admin = AdminZkClient(self._tools)
+        self.operator.start()
         if self._observe:
-            self._observer = ZkObserver(self._tools, self.emit, self.broker_of_session)
-            self._observer.start()
+            self.operator.observe(self.emit, self.broker_of_session)
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.open()
         for index, broker_id in enumerate(self.spec.brokers):
             self.brokers[broker_id].start()
             if index == 0:  # the first broker listed wins the first election
@@ -145,37 +128,16 @@ class Cluster:
         """Stop everything. Controllers go quiet first, so the brokers' departures do not set off
         a last round of elections while the cluster is being taken down."""
         self.closed = True
-        if self._observer is not None:
-            self._observer.close()
+        self.operator.stop_observing()
         for broker in self.brokers.values():
             broker.silence()
         for broker in self.brokers.values():
             if broker.alive:
                 broker.stop()
         try:
-            if self._tools is not None and not keep:
-                self._delete_chroot()  # may fail with ZooKeeper away: the app's sweep removes it later
+            self.operator.close(delete_chroot=not keep)
         finally:
-            if self._tools is not None:
-                self._tools.stop()
-                self._tools.close()
             heap.release()
-
-    def _delete_chroot(self) -> None:
-        root = KazooClient(hosts=self.zk_hosts)
-        root.start(timeout=15)
-        try:
-            for _ in range(5):
-                try:
-                    root.delete(self.chroot, recursive=True)
-                    break
-                except NoNodeError:
-                    break
-                except NotEmptyError:  # an ephemeral appeared while deleting; try again
-                    continue
-        finally:
-            root.stop()
-            root.close()
 
     def set_broker_config(self, name: str, value: Any) -> None:
         """A dynamic broker-wide setting: every broker (and every later restart) uses it.
@@ -187,26 +149,6 @@ class Cluster:
         for broker in self.brokers.values():
             broker.config = self.config
 
-    def delete_controller_znode(self) -> None:
-        """What ``zkCli.sh deleteall /controller`` does: no fencing, no questions."""
-        try:
-            self._tools.delete(paths.CONTROLLER)
-        except NoNodeError:
-            pass
-
-    def topic_partition_counts(self) -> dict[str, int]:
-        """Each topic in ``/brokers/topics`` with its number of partitions (for the size bounds)."""
-        counts = {}
-        for topic in self._children(paths.BROKER_TOPICS):
-            try:
-                counts[topic] = len(self.admin.get_topic_assignment(topic))
-            except NoNodeError:
-                continue
-        return counts
-
-    def topic_exists(self, topic: str) -> bool:
-        return self._tools.exists(paths.topic_path(topic)) is not None
-
     # -- looking at it ------------------------------------------------------------------------------
     def broker_of_session(self, session_hex: str) -> int | None:
         for broker in self.brokers.values():
@@ -215,11 +157,7 @@ class Cluster:
         return None
 
     def controller_id(self) -> int | None:
-        try:
-            data, _ = self._tools.get(paths.CONTROLLER)
-        except NoNodeError:
-            return None
-        return codec.decode_controller(data)
+        return self.operator.controller_id()
 
     def active_controller(self):
         cid = self.controller_id()
@@ -227,6 +165,17 @@ class Cluster:
         if broker is None or broker.controller is None or not broker.controller.is_active:
             return None
         return broker.controller
+
+    def inspect(self, znodes: Iterable[str] = ()) -> dict[str, Any]:
+        """The cluster as ``expect`` steps see it (``backend/runtime/inspection.py``)."""
+        def active_context():
+            controller = self.active_controller()
+            return controller.ctx if controller is not None else None
+        return inspection.inspect(self.operator, active_context, self.brokers, self.ledger.lost_count, znodes)
+
+    def znode_versions(self, timeout_s: float = 15.0) -> dict[str, tuple[int, int]]:
+        """Every znode of the cluster with (czxid, mzxid): what changed between two looks."""
+        return self.operator.znode_versions(timeout_s)
 
     def _all_brokers_known(self) -> bool:
         controller = self.active_controller()
@@ -269,82 +218,3 @@ class Cluster:
 
     def wait_until(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
         return poll_until(predicate, timeout, what)
-
-    def view(self, znodes: Iterable[str] = ()) -> dict[str, Any]:
-        """The cluster as ``expect`` steps see it: ZooKeeper's data, plus the active controller's
-        partition and replica states (which live only in its memory, as in Kafka)."""
-        controller_epoch = None
-        try:
-            controller_epoch = int(self._tools.get(paths.CONTROLLER_EPOCH)[0])
-        except NoNodeError:
-            pass
-        controller = self.active_controller()
-        ctx = controller.ctx if controller is not None else None
-        partitions = {}
-        for topic in self._children(paths.BROKER_TOPICS):
-            for p in self._children(paths.topic_partitions_path(topic)):
-                try:
-                    data, stat = self._tools.get(paths.partition_state_path(topic, int(p)))
-                except NoNodeError:
-                    continue
-                state = codec.decode_partition_state(data, stat.version)
-                tp_key = f"{topic}-{p}"
-                entry = {"leader": state.leader, "isr": list(state.isr),
-                         "leader_epoch": state.leader_and_isr.leader_epoch, "controller_epoch": state.controller_epoch,
-                         "zk_version": stat.version}
-                tp = TopicPartition(topic, int(p))
-                if ctx is not None:
-                    entry["state"] = ctx.partition_state(tp).name
-                    entry["replicas"] = list(ctx.partition_replica_assignment(tp))
-                leader = self.brokers.get(state.leader)
-                log = leader.data.logs.get(tp) if leader is not None and leader.alive else None
-                if log is not None:
-                    entry.update(high_watermark=log.high_watermark, log_end_offset=log.log_end_offset)
-                entry["lost"] = self.ledger.lost_count(tp)
-                partitions[tp_key] = entry
-        replicas = {}
-        if ctx is not None:
-            replicas = {f"{r.topic_partition}/{r.replica}": s.name for r, s in ctx.replica_states.items()}
-        found = {}
-        for path in znodes:
-            try:
-                found[path] = self._tools.get(path)[0] or b""
-            except NoNodeError:
-                found[path] = None
-        return {
-            "controller": self.controller_id(), "controller_epoch": controller_epoch,
-            "brokers": {b: BROKER_STATUS[broker.status] for b, broker in self.brokers.items()
-                        if broker.status in BROKER_STATUS},
-            "partitions": partitions, "replicas": replicas, "znodes": found,
-        }
-
-    def znode_versions(self, timeout_s: float = 15.0) -> dict[str, tuple[int, int]]:
-        """Every znode of the cluster with (czxid, mzxid): what changed between two looks.
-
-        Bounded in time: without a ZooKeeper quorum kazoo would wait for one forever, and a
-        lesson in front of a class must fail with a reason rather than hang."""
-        out, stack = {}, ["/"]
-        deadline = time.monotonic() + timeout_s
-        while stack:
-            path = stack.pop()
-            try:
-                left = max(0.1, deadline - time.monotonic())
-                stat = self._tools.exists_async(path).get(timeout=left)
-                children = self._tools.get_children_async(path).get(timeout=left)
-            except NoNodeError:
-                continue
-            except KazooTimeoutError:
-                raise ConnectionError(f"ZooKeeper did not answer within {timeout_s:.0f} s (no quorum?) while "
-                                      f"reading the znode tree at {path}") from None
-            if stat is None:
-                continue
-            if path != "/":
-                out[path] = (stat.czxid, stat.mzxid)
-            stack.extend(f"{path.rstrip('/')}/{c}" for c in children)
-        return out
-
-    def _children(self, path: str) -> list[str]:
-        try:
-            return sorted(self._tools.get_children(path))
-        except NoNodeError:
-            return []

@@ -99,7 +99,7 @@ def _verb(args) -> str:
 
 
 def _topic(cluster: Cluster, topic: str, must_exist: bool = True) -> None:
-    exists = cluster.topic_exists(topic)
+    exists = cluster.operator.topic_exists(topic)
     if must_exist and not exists:
         raise FaultRefused(f"topic {topic!r} does not exist")
     if not must_exist and exists:
@@ -150,11 +150,11 @@ def _resume(cluster, args, record):
     if broker.status == "paused":
         broker.resume()
     else:
-        broker.pause_during = None  # an armed pause that never fired
+        broker.pause_point.disarm()  # an armed pause that never fired
 
 
 def _delete_controller(cluster, args, record):
-    cluster.delete_controller_znode()
+    cluster.operator.delete_controller()
 
 
 def _create_topic(cluster, args, record):
@@ -292,21 +292,21 @@ def _with_verb(verb, *statuses):
 
 def _check_resume(cluster, args):
     broker = _broker(cluster, args)
-    if broker.status != "paused" and broker.pause_during is None:
+    if broker.status != "paused" and broker.pause_point.during is None:
         raise FaultRefused(f"broker {args['broker']} is not paused (it is {broker.status.replace('_', ' ')})")
     return f"Broker {args['broker']}: resumed."
 
 
 def _check_new_topic(cluster, args):
     _topic(cluster, args["topic"], must_exist=False)
-    topics = cluster.topic_partition_counts()
+    topics = cluster.operator.topic_partition_counts()
     _check_size(len(topics) + 1, sum(topics.values()) + args.get("partitions", 1))
     return f"Creating topic {args['topic']}."
 
 
 def _check_add_partitions(cluster, args):
     _topic(cluster, args["topic"])
-    topics = cluster.topic_partition_counts()
+    topics = cluster.operator.topic_partition_counts()
     _check_size(len(topics), sum(topics.values()) - topics.get(args["topic"], 0) + args["partitions"])
     return f"Adding partitions to topic {args['topic']}."
 

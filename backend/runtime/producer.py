@@ -15,15 +15,17 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from backend.core.broker.log import Log
+from backend.core.config import KafkaConfig
 from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.core.subjects import partition_subject
+from backend.runtime.peers import Emit
 
 if TYPE_CHECKING:
-    from backend.runtime.cluster import Cluster
+    from backend.runtime.broker.broker import SimulatedBroker
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,8 @@ class ProduceResult:
 
 
 class AckLedger:
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
         self._acked: dict[TopicPartition, dict[int, tuple[str, str]]] = defaultdict(dict)
         self._reported: set[tuple[TopicPartition, int, str]] = set()
         self._appended: set[TopicPartition] = set()
@@ -74,7 +76,7 @@ class AckLedger:
                     if not log.contains(offset, payload) and (tp, offset, payload) not in self._reported]
             self._reported.update((tp, offset, payload) for offset, payload, _ in lost)
         for acks, offsets in _group_by_acks(lost):
-            self.cluster.emit([Record(
+            self._emit([Record(
                 kind="log", subject=partition_subject(tp.topic, tp.partition), to_state="lost", op="data_loss",
                 topic=tp.topic, partition=tp.partition, broker_id=leader, leader=leader, offset=offsets[0],
                 count=len(offsets), acks=acks, outcome="data_loss",
@@ -85,8 +87,15 @@ class AckLedger:
 
 
 class Producer:
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
+    def __init__(self, brokers: Mapping[int, SimulatedBroker], config: Callable[[], KafkaConfig], ledger: AckLedger,
+                 emit: Emit, closed: Callable[[], bool]) -> None:
+        """``brokers``: the cluster's, by id (a client may connect to any); ``config()``: the
+        cluster's configuration now; ``closed()``: whether the cluster is being taken down."""
+        self._brokers = brokers
+        self._config = config
+        self._ledger = ledger
+        self._emit = emit
+        self._closed = closed
         self._ids = itertools.count()
         self._background: list[threading.Thread] = []
         self.last_error: str | None = None
@@ -96,7 +105,7 @@ class Producer:
 
     def leader_of(self, tp: TopicPartition) -> int | None:
         """The leader in the metadata cache of the first running broker (the client's view)."""
-        for broker in sorted(self.cluster.brokers.values(), key=lambda b: b.id):
+        for broker in sorted(self._brokers.values(), key=lambda b: b.id):
             if broker.status == "running":
                 state = broker.state.metadata_partitions.get(tp)
                 return None if state is None or state.leader < 0 else state.leader
@@ -110,7 +119,7 @@ class Producer:
             holder["result"] = result
             done.set()
 
-        timeout_s = self.cluster.config["request.timeout.ms"] / 1000 + 1
+        timeout_s = self._config()["request.timeout.ms"] / 1000 + 1
         self.requested += count
         self.send(tp, count, acks, finished)
         if not done.wait(timeout_s):
@@ -122,12 +131,12 @@ class Producer:
         answer is recorded — and acknowledged messages go into the ledger — when it comes."""
         payloads = [f"m{next(self._ids)}" for _ in range(count)]
         leader_id = self.leader_of(tp)
-        broker = self.cluster.brokers.get(leader_id) if leader_id is not None else None
+        broker = self._brokers.get(leader_id) if leader_id is not None else None
 
         def answer(result: ProduceResult) -> None:
             self.last_error = result.error
             if result.error == "NONE" and acks != "0" and result.first_offset is not None:
-                self.cluster.ledger.acknowledged(tp, result.first_offset, payloads, acks)
+                self._ledger.acknowledged(tp, result.first_offset, payloads, acks)
             self._record(tp, acks, result, payloads)
             if finished is not None:
                 finished(result)
@@ -141,7 +150,7 @@ class Producer:
             if acks != "0":
                 answer(ProduceResult(error, offsets[0] if offsets else None, count, leader_id))
 
-        broker.enqueue_produce(tp, payloads, acks, respond)
+        broker.requests.enqueue_produce(tp, payloads, acks, respond)
         if acks == "0":
             answer(ProduceResult("NONE", None, count, leader_id))
 
@@ -156,7 +165,7 @@ class Producer:
                 delay = start + n * interval - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
-                if self.cluster.closed:
+                if self._closed():
                     return
                 self.send(tp, 1, acks)
         thread = threading.Thread(target=run, name=f"producer-{tp}", daemon=True)
@@ -166,14 +175,14 @@ class Producer:
     def consume(self, tp: TopicPartition) -> list[str] | None:
         """Read the partition from its leader, up to the high watermark."""
         leader_id = self.leader_of(tp)
-        broker = self.cluster.brokers.get(leader_id) if leader_id is not None else None
+        broker = self._brokers.get(leader_id) if leader_id is not None else None
         entries = broker.data.read_committed(tp) if broker is not None and broker.status == "running" else None
         if entries is None:
-            self.cluster.emit([Record(kind="log", subject=partition_subject(tp.topic, tp.partition), op="consume",
+            self._emit([Record(kind="log", subject=partition_subject(tp.topic, tp.partition), op="consume",
                                       to_state="refused", topic=tp.topic, partition=tp.partition, outcome="error",
                                       note=f"No leader of {tp} could be read from (NOT_LEADER_OR_FOLLOWER).")])
             return None
-        self.cluster.emit([Record(kind="log", subject=partition_subject(tp.topic, tp.partition), op="consume",
+        self._emit([Record(kind="log", subject=partition_subject(tp.topic, tp.partition), op="consume",
                                   to_state="read", topic=tp.topic, partition=tp.partition, offset=0, count=len(entries),
                                   broker_id=leader_id, leader=leader_id, outcome="ok",
                                   note=f"A consumer read {len(entries)} committed message(s) of {tp} from leader "
@@ -191,7 +200,7 @@ class Producer:
             note = f"Leader {result.leader} acknowledged {what} (acks={acks})."
         else:
             note = f"Producing {result.count} message(s) with acks={acks} failed: {result.error}{_why(result.error)}"
-        self.cluster.emit([Record(
+        self._emit([Record(
             kind="log", subject=partition_subject(tp.topic, tp.partition), op="produce",
             to_state="acknowledged" if ok else "refused", topic=tp.topic, partition=tp.partition,
             broker_id=result.leader, leader=result.leader, offset=result.first_offset, count=result.count, acks=acks,

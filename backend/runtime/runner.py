@@ -146,7 +146,7 @@ class ScriptRunner:
         znodes = list((expected.get("znodes") or {}).keys())
         deadline = time.monotonic() + args["within_ms"] / 1000
         while True:
-            found = mismatches(expected, self.cluster.view(znodes))
+            found = mismatches(expected, self.cluster.inspect(znodes))
             if not found:
                 self._say(f"{step.where} expect {describe_expectation(args)}: ok")
                 return RunResult(True, "ok", step)

@@ -13,25 +13,20 @@ block forever while the session is suspended; unwatched bulk reads go in ``multi
 
 from __future__ import annotations
 
-import time
 from typing import Callable, Iterable, Mapping
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from backend.core.errors import ControllerMovedException
 from backend.core.controller.failover import ClusterMetadata
+from backend.core.controller.plan import WriteResult
+from backend.core.errors import ControllerMovedException
 from backend.core.model import BrokerInfo, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
-from backend.core.controller.plan import (
-    CreatePartitionState, DeleteController, DeleteIsrChangeNotifications, DeletePreferredReplicaElection,
-    DeleteTopicDeletionFlags, DeleteTopicZnodes, RemoveFromPartitionReassignment, SetTopicAssignment,
-    UpdatePartitionState, WriteResult,
-)
 from backend.core.records import Record
-from backend.core.subjects import znode_subject
 from backend.zk import codec, paths
 from backend.zk.fenced import FencedWriter
 from backend.zk.multi_read import ZnodeReader
+from backend.zk.watches import Watch, watch as as_watch
 
 TIMEOUT_S = 10.0
 
@@ -66,8 +61,8 @@ class KafkaZkClient:
                                   f"{hex(stat.ephemeralOwner)}") from None
 
     # -- controller election (§2.2) ----------------------------------------------------------------
-    def get_controller_id(self, watch: Callable | None = None) -> int | None:
-        if self.zk.exists(paths.CONTROLLER, watch=watch) is None:
+    def get_controller_id(self, watch: Watch | None = None) -> int | None:
+        if self.zk.exists(paths.CONTROLLER, watch=as_watch(watch)) is None:
             return None
         try:
             return codec.decode_controller(self.zk.get(paths.CONTROLLER)[0])
@@ -109,19 +104,19 @@ class KafkaZkClient:
             else f"/controller_epoch moved past version {version}")
 
     # -- reads the controller makes -------------------------------------------------------------------
-    def get_all_brokers(self, watch: Callable | None = None) -> dict[int, BrokerInfo]:
-        children = self.zk.get_children(paths.BROKER_IDS, watch=watch)
+    def get_all_brokers(self, watch: Watch | None = None) -> dict[int, BrokerInfo]:
+        children = self.zk.get_children(paths.BROKER_IDS, watch=as_watch(watch))
         ids = [b for b in (paths.parse_broker_id(c) for c in children) if b is not None]
         found = self._get_many({b: paths.broker_path(b) for b in ids})
         return {b: codec.decode_broker(b, data, stat.czxid) for b, (data, stat) in found.items()}
 
-    def get_all_topics(self, watch: Callable | None = None) -> set[str]:
-        return set(self.zk.get_children(paths.BROKER_TOPICS, watch=watch))
+    def get_all_topics(self, watch: Watch | None = None) -> set[str]:
+        return set(self.zk.get_children(paths.BROKER_TOPICS, watch=as_watch(watch)))
 
-    def get_topic_assignments(self, topics: Iterable[str], watch: Callable[[str], Callable] | None = None
+    def get_topic_assignments(self, topics: Iterable[str], watch: Callable[[str], Watch] | None = None
                               ) -> dict[str, dict[int, ReplicaAssignment]]:
         topics = list(topics)
-        asyncs = {t: self.zk.get_async(paths.topic_path(t), watch=watch(t) if watch else None) for t in topics}
+        asyncs = {t: self.zk.get_async(paths.topic_path(t), watch=as_watch(watch(t)) if watch else None) for t in topics}
         out = {}
         for topic, result in asyncs.items():
             try:
@@ -141,27 +136,27 @@ class KafkaZkClient:
         return {tp: (codec.decode_partition_state(found[tp][0], found[tp][1].version) if tp in found else None)
                 for tp in partitions}
 
-    def get_topic_deletions(self, watch: Callable | None = None) -> list[str]:
-        return sorted(self.zk.get_children(paths.DELETE_TOPICS, watch=watch))
+    def get_topic_deletions(self, watch: Watch | None = None) -> list[str]:
+        return sorted(self.zk.get_children(paths.DELETE_TOPICS, watch=as_watch(watch)))
 
-    def get_partition_reassignment(self, watch: Callable | None = None) -> dict[TopicPartition, tuple[int, ...]] | None:
-        if self.zk.exists(paths.REASSIGN_PARTITIONS, watch=watch) is None:
+    def get_partition_reassignment(self, watch: Watch | None = None) -> dict[TopicPartition, tuple[int, ...]] | None:
+        if self.zk.exists(paths.REASSIGN_PARTITIONS, watch=as_watch(watch)) is None:
             return None
         try:
             return codec.decode_reassignment(self.zk.get(paths.REASSIGN_PARTITIONS)[0])
         except NoNodeError:
             return None
 
-    def get_preferred_replica_election(self, watch: Callable | None = None) -> tuple[TopicPartition, ...] | None:
-        if self.zk.exists(paths.PREFERRED_REPLICA_ELECTION, watch=watch) is None:
+    def get_preferred_replica_election(self, watch: Watch | None = None) -> tuple[TopicPartition, ...] | None:
+        if self.zk.exists(paths.PREFERRED_REPLICA_ELECTION, watch=as_watch(watch)) is None:
             return None
         try:
             return codec.decode_preferred_replica_election(self.zk.get(paths.PREFERRED_REPLICA_ELECTION)[0])
         except NoNodeError:
             return None
 
-    def get_isr_change_notifications(self, watch: Callable | None = None) -> list[str]:
-        children = self.zk.get_children(paths.ISR_CHANGE_NOTIFICATION, watch=watch)
+    def get_isr_change_notifications(self, watch: Watch | None = None) -> list[str]:
+        children = self.zk.get_children(paths.ISR_CHANGE_NOTIFICATION, watch=as_watch(watch))
         numbers = (paths.sequence_number(c, paths.ISR_CHANGE_PREFIX) for c in children)
         return sorted(n for n in numbers if n is not None)
 

@@ -31,6 +31,9 @@ from kazoo.exceptions import EXCEPTIONS, NoNodeError
 from kazoo.protocol.serialization import int_struct, multiheader_struct, read_buffer, stat_struct, write_string
 from kazoo.protocol.states import ZnodeStat
 
+from backend.zk.paths import zk_servers
+from backend.zkserver.four_letter import server_version
+
 GET_DATA = 4       # ZooDefs.OpCode.getData: the type of each operation in the request
 ERROR = -1         # ZooDefs.OpCode.error: that operation's result is an error code
 MULTI_READ = 22    # ZooDefs.OpCode.multiRead
@@ -118,3 +121,10 @@ class ZnodeReader:
 def supports_multi_read(version: tuple[int, ...] | None) -> bool:
     """Whether a server of ``version`` (``None``: unknown) answers multiRead."""
     return version is not None and version[:2] >= FIRST_VERSION
+
+
+def ensemble_answers_multi_read(zk_hosts: str) -> bool:
+    """Whether every server of ``zk_hosts`` (``HOST:PORT,…``, no chroot) is ZooKeeper 3.6+,
+    asked with ``srvr``. A server that does not answer counts as too old: its clients then read
+    znode by znode, which works everywhere."""
+    return all(supports_multi_read(server_version(host, port)) for host, port in zk_servers(zk_hosts))

@@ -194,3 +194,12 @@ def join_chroot(hosts: str, chroot: str) -> str:
     if any(part in (".", "..") for part in chroot.split("/")):
         raise ValueError(f"a chroot may not contain '.' or '..' segments, got {chroot!r}")
     return hosts if chroot == "/" else hosts + chroot
+
+
+def zk_servers(hosts: str) -> list[tuple[str, int]]:
+    """``HOST:PORT,HOST:PORT`` (no chroot) as ``[(host, port), …]``; an empty host is loopback."""
+    servers = []
+    for host_port in hosts.split(","):
+        host, _, port = host_port.strip().rpartition(":")
+        servers.append((host or "127.0.0.1", int(port)))
+    return servers

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from kazoo.exceptions import ConnectionLoss
 
-from backend.runtime.broker import SimulatedBroker
-from backend.runtime.cluster import Cluster
+from backend.runtime.broker.broker import SimulatedBroker
 from backend.faultscript.cluster_spec import ClusterSpec
 from backend.zk.app_session import AppSession
+from backend.zk.operator import OperatorSession
 from web.sandboxes import SandboxManager
 
 ROOT = "/kclab-test/leaks"
@@ -28,7 +28,7 @@ def test_a_failed_creation_s_chroot_is_unclaimed_and_swept(zk_hosts, zk_root_cli
         raise ConnectionLoss("and it is still away")
 
     monkeypatch.setattr(SimulatedBroker, "start", broken_start)
-    monkeypatch.setattr(Cluster, "_delete_chroot", no_delete)
+    monkeypatch.setattr(OperatorSession, "_delete_chroot", no_delete)
     try:
         with pytest.raises(ConnectionLoss):
             manager.create(ClusterSpec(brokers=(0,)))

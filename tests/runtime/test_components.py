@@ -11,8 +11,8 @@ from kazoo.client import KazooClient, KazooState
 
 from backend.core.controller import events as ev
 from backend.core.records import Record, SessionHeader
-from backend.runtime.event_manager import ControllerEventManager
-from backend.runtime.network import BrokerNetwork
+from backend.runtime.controller.event_manager import ControllerEventManager
+from backend.runtime.broker.network import BrokerNetwork
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.replay import ReplayWriter, read_replay
 from tests.support import wait_until

@@ -93,7 +93,7 @@ def machine(zk_hosts: str, chroot: str, unclean: bool):
                 self.reads.append(payloads)
 
         def _leader_log(self):
-            view = self.cluster.view()["partitions"].get("t-0", {})
+            view = self.cluster.inspect()["partitions"].get("t-0", {})
             broker = self.cluster.brokers.get(view.get("leader"))
             if broker is None or broker.status != "running" or TP not in broker.data.logs:
                 return None

@@ -10,12 +10,12 @@ from tests.support import wait_until
 
 
 def leader_of(cluster, name):
-    return cluster.view()["partitions"].get(name, {}).get("leader")
+    return cluster.inspect()["partitions"].get(name, {}).get("leader")
 
 
 def test_refusals_name_the_reason_and_change_nothing(start_cluster):
     cluster, recorder = start_cluster(brokers=(0, 1))
-    before = cluster.view()
+    before = cluster.inspect()
     cases = {
         ("crash_broker", 7): "there is no broker 7; this cluster has brokers [0, 1]",
         ("start_broker", 1): "broker 1 is running, so it cannot be started",
@@ -35,7 +35,7 @@ def test_refusals_name_the_reason_and_change_nothing(start_cluster):
     ]:
         result = apply_fault(cluster, op, args)
         assert not result.ok and reason in result.message, (op, result.message)
-    assert cluster.view() == before
+    assert cluster.inspect() == before
     assert len(recorder.of("fault", outcome="refused")) == 9
 
 
@@ -43,12 +43,12 @@ def test_crash_then_restart_rejoins_the_isr(start_cluster):
     cluster, recorder = start_cluster(topics={"t": {"assignment": {0: [0, 1, 2]}}},
                                       config={})
     assert apply_fault(cluster, "crash_broker", {"broker": 2}).ok
-    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0, 1], 10, "broker 2 to leave the ISR")
+    wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0, 1], 10, "broker 2 to leave the ISR")
     assert apply_fault(cluster, "start_broker", {"broker": 2}).ok
-    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0, 1, 2], 15, "broker 2 to rejoin the ISR")
+    wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0, 1, 2], 15, "broker 2 to rejoin the ISR")
     expanded = recorder.of("isr", to_state="expanded")
     assert expanded and expanded[-1].broker_id == 0 and expanded[-1].detail["written_by"] == "leader"
-    assert expanded[-1].leader_epoch == cluster.view()["partitions"]["t-0"]["leader_epoch"]  # no bump
+    assert expanded[-1].leader_epoch == cluster.inspect()["partitions"]["t-0"]["leader_epoch"]  # no bump
 
 
 def test_expire_session_removes_the_znode_and_the_broker_registers_again(start_cluster, zk_client):
@@ -69,7 +69,7 @@ def test_paused_broker_loses_its_znode_after_the_session_timeout_and_comes_back(
     assert apply_fault(cluster, "pause_broker", {"broker": 1}).ok
     assert zk_client.exists(paths.broker_path(1)) is not None  # a frozen process still has its session
     wait_until(lambda: zk_client.exists(paths.broker_path(1)) is None, 10, "the session of broker 1 to expire")
-    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0], 10, "the controller to shrink the ISR")
+    wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0], 10, "the controller to shrink the ISR")
     assert apply_fault(cluster, "resume_broker", {"broker": 1}).ok
     wait_until(lambda: zk_client.exists(paths.broker_path(1)) is not None, 10, "broker 1 to register again")
 
@@ -78,12 +78,12 @@ def test_stalled_follower_is_dropped_by_its_leader_and_taken_back(start_cluster)
     cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}},
                                       config={"replica.lag.time.max.ms": 800})
     assert apply_fault(cluster, "stall_follower", {"broker": 1, "topic": "t"}).ok
-    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0], 10, "leader 0 to drop stalled 1")
+    wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0], 10, "leader 0 to drop stalled 1")
     shrink = recorder.of("isr", to_state="shrunk")[-1]
     assert shrink.broker_id == 0 and "replica.lag.time.max.ms" in shrink.note
-    assert cluster.view()["brokers"][1] == "alive"  # alive in ZooKeeper, out of the ISR
+    assert cluster.inspect()["brokers"][1] == "alive"  # alive in ZooKeeper, out of the ISR
     assert apply_fault(cluster, "resume_follower", {"broker": 1, "topic": "t"}).ok
-    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0, 1], 10, "1 to rejoin")
+    wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0, 1], 10, "1 to rejoin")
 
 
 def test_topic_deletion_removes_every_znode(start_cluster, zk_client):
@@ -100,7 +100,7 @@ def test_a_reassignment_deleting_a_replica_is_not_a_topic_deletion_event(start_c
     into ``TopicDeletionStopReplicaResponseReceived`` only for a topic being deleted."""
     cluster, recorder = start_cluster(brokers=(0, 1, 2), topics={"t": {"assignment": {0: [0, 1]}}})
     assert apply_fault(cluster, "reassign_partitions", {"partitions": {"t-0": [0, 2]}}).ok
-    wait_until(lambda: cluster.view()["partitions"]["t-0"]["replicas"] == [0, 2]
+    wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["replicas"] == [0, 2]
                and zk_client.exists(paths.REASSIGN_PARTITIONS) is None, 20, "the reassignment to complete")
     deleted = wait_until(lambda: [r for r in recorder.of("request", op="StopReplica", broker_id=1)
                                   if (r.detail or {}).get("partitions", {}).get("t-0", {}).get("delete")], 10,
@@ -113,10 +113,10 @@ def test_a_reassignment_deleting_a_replica_is_not_a_topic_deletion_event(start_c
 def test_topic_level_unclean_election(start_cluster):
     cluster, _ = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}})
     apply_fault(cluster, "crash_broker", {"broker": 1})
-    wait_until(lambda: cluster.view()["partitions"]["t-0"]["isr"] == [0], 10, "1 out of the ISR")
+    wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0], 10, "1 out of the ISR")
     apply_fault(cluster, "crash_broker", {"broker": 0})
     apply_fault(cluster, "start_broker", {"broker": 1})
-    wait_until(lambda: cluster.view()["partitions"]["t-0"].get("state") == "OfflinePartition", 10, "t-0 offline")
+    wait_until(lambda: cluster.inspect()["partitions"]["t-0"].get("state") == "OfflinePartition", 10, "t-0 offline")
     result = apply_fault(cluster, "set_config", {"name": "unclean.leader.election.enable", "value": True,
                                                  "topic": "t"})
     assert result.ok, result.message

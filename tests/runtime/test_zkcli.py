@@ -24,21 +24,21 @@ def test_zkcli_admin_actions_drive_the_controller(start_cluster, zk_hosts, chroo
     hosts = zk_hosts + chroot
     # A topic written by hand in the 1.1-era format (v1, no topic id): the controller creates it.
     zkcli(hosts, "create", "/brokers/topics/u", json.dumps({"version": 1, "partitions": {"0": [1, 0]}}))
-    wait_until(lambda: cluster.view()["partitions"].get("u-0", {}).get("leader") == 1, 15, "u-0 to get leader 1")
+    wait_until(lambda: cluster.inspect()["partitions"].get("u-0", {}).get("leader") == 1, 15, "u-0 to get leader 1")
     assert "leader" in zkcli(hosts, "get", "/brokers/topics/u/partitions/0/state")
     # Broker 1 goes; leadership moves to 0; broker 1 returns and catches up.
     cluster.brokers[1].crash()
-    wait_until(lambda: cluster.view()["partitions"]["u-0"]["leader"] == 0, 10, "leader 0")
+    wait_until(lambda: cluster.inspect()["partitions"]["u-0"]["leader"] == 0, 10, "leader 0")
     cluster.brokers[1].start()
-    wait_until(lambda: cluster.view()["partitions"]["u-0"]["isr"] == [0, 1], 15, "1 back in the ISR")
+    wait_until(lambda: cluster.inspect()["partitions"]["u-0"]["isr"] == [0, 1], 15, "1 back in the ISR")
     # A preferred election, requested by hand.
     zkcli(hosts, "create", "/admin/preferred_replica_election",
           json.dumps({"version": 1, "partitions": [{"topic": "u", "partition": 0}]}))
-    wait_until(lambda: cluster.view()["partitions"]["u-0"]["leader"] == 1, 10, "the preferred leader 1")
+    wait_until(lambda: cluster.inspect()["partitions"]["u-0"]["leader"] == 1, 10, "the preferred leader 1")
     wait_until(lambda: "preferred_replica_election" not in zkcli(hosts, "ls", "/admin"), 10,
                "the controller to delete the request znode")
     # The operator's trick: deleteall /controller forces an election with epoch + 1.
     zkcli(hosts, "deleteall", "/controller")
-    wait_until(lambda: cluster.view()["controller_epoch"] == 2 and cluster.view()["controller"] is not None, 10,
+    wait_until(lambda: cluster.inspect()["controller_epoch"] == 2 and cluster.inspect()["controller"] is not None, 10,
                "a new controller with epoch 2")
     assert recorder.of("controller", to_state="elected", controller_epoch=2)

@@ -174,3 +174,10 @@ class UncleanLeaderElectionEnable(ControllerEvent):
 @_event(S.TopicUncleanLeaderElectionEnable)
 class TopicUncleanLeaderElectionEnable(ControllerEvent):
     topic: str
+
+
+EVENTS: dict[str, type[ControllerEvent]] = {
+    cls.__name__: cls for cls in ControllerEvent.__subclasses__() if cls is not ShutdownEventThread}
+"""Every event the controller handles, by name, in the order above: the one list the runtime's
+handler table, the fault vocabulary (``pause_broker``'s ``during``) and the page are built from.
+(``ShutdownEventThread`` only stops the thread; no handler sees it.)"""

@@ -4,33 +4,40 @@ Every broker is in this process, so the "network" is each broker's request queue
 is put there and the broker's request-handler thread applies it — or rejects it, if it comes
 from a controller whose epoch it has already seen bettered. Both ends leave a record with the
 same subject (``request:LeaderAndIsr#17``), so the browser can draw the request flying and
-landing, or bouncing.
+landing, or bouncing. As in Kafka, the controller owns its channel manager, and what happens
+with a response is the sender's business: :meth:`ControllerChannelManager.send` takes the
+callback.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Callable, Iterator
 
-from backend.core.controller import events as ev
 from backend.core.records import Record
 from backend.core.subjects import request_subject
-
-if TYPE_CHECKING:
-    from backend.runtime.cluster import Cluster
-    from backend.runtime.controller import KafkaController
+from backend.runtime.peers import BrokerDirectory, Emit
 
 
 class ControllerChannelManager:
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
+    def __init__(self, peers: BrokerDirectory, correlation_ids: Iterator[int], emit: Emit,
+                 control_plane: bool) -> None:
+        """``emit`` is the controller's (records carry the event being processed as their cause);
+        ``control_plane``: the controller's broker has ``control.plane.listener.name`` set, so
+        it connects to the brokers' control listeners (Kafka 2.8 ``addNewBroker``, KIP-291)."""
+        self._peers = peers
+        self._correlation_ids = correlation_ids
+        self._emit = emit
+        self._control_plane = control_plane
 
-    def send(self, controller: KafkaController, requests) -> None:
+    def send(self, requests, on_response: Callable[[object, object], None]) -> None:
+        """Send each request; ``on_response(request, response)`` runs on the receiving broker's
+        request-handler thread when it has answered."""
         details: dict = {}  # UpdateMetadata carries the same partitions to every broker: describe them once
         for request in requests:
-            correlation_id = next(self.cluster.correlation_ids)
-            target = self.cluster.brokers.get(request.broker_id)
-            deliverable = target is not None and target.alive
-            [sent] = controller._emit([Record(
+            correlation_id = next(self._correlation_ids)
+            target = self._peers.request_endpoint(request.broker_id)
+            deliverable = target is not None
+            [sent] = self._emit([Record(
                 kind="request", subject=request_subject(request.name, correlation_id),
                 to_state="sent" if deliverable else "undeliverable", op=request.name,
                 controller_id=request.controller_id, controller_epoch=request.controller_epoch,
@@ -38,28 +45,9 @@ class ControllerChannelManager:
                 note=_describe(request, deliverable), detail=_shared_detail(request, details),
             )])
             if deliverable:
-                target.enqueue_control_request(request, correlation_id, sent.seq, self._callback(controller, request),
-                                               control_plane=bool(controller.broker.control_plane_listener))
-
-    @staticmethod
-    def _callback(controller: KafkaController, request):
-        def on_response(response) -> None:
-            """Kafka's ``sendStopReplicaRequests`` callback: partitions deleted for a topic deletion
-            in progress become an event. Kafka checks ``isTopicDeletionInProgress`` here, on a
-            context the sending event has already changed in place; ours is replaced only when that
-            event ends, so this only leaves out what is surely a reassignment's removed replica, and
-            the event's handler checks the rest on the event thread. A request-level error fails
-            every partition, as Kafka's handler treats it."""
-            if request.name != "StopReplica":
-                return
-            moving = controller.ctx.partitions_being_reassigned
-            deletions = [p for p in request.partition_states if p.delete_partition and p.topic_partition not in moving]
-            if deletions:
-                errors = dict(response.partition_errors)
-                controller.events.put(ev.TopicDeletionStopReplicaResponseReceived(
-                    request.broker_id, tuple((p.topic_partition, response.error if response.error != "NONE"
-                                              else errors.get(p.topic_partition, "NONE")) for p in deletions)))
-        return on_response
+                target.enqueue_control_request(request, correlation_id, sent.seq,
+                                               lambda response, request=request: on_response(request, response),
+                                               control_plane=self._control_plane)
 
 
 def _describe(request, deliverable: bool) -> str:

@@ -16,6 +16,8 @@ import selectors
 import socket
 import threading
 
+from backend.zk.paths import zk_servers
+
 LOOPBACK = "127.0.0.1"
 
 
@@ -148,15 +150,6 @@ class PausableProxy:
     def _drop_all(self) -> None:
         for sock in list(self._peers):
             self._drop(sock)
-
-
-def zk_servers(hosts: str) -> list[tuple[str, int]]:
-    """``HOST:PORT,HOST:PORT`` (no chroot) as ``[(host, port), …]``; an empty host is loopback."""
-    servers = []
-    for host_port in hosts.split(","):
-        host, _, port = host_port.strip().rpartition(":")
-        servers.append((host or LOOPBACK, int(port)))
-    return servers
 
 
 class BrokerNetwork:

@@ -1,6 +1,9 @@
-"""A simulated Kafka broker: its own ZooKeeper session, request queue, controller module and
-replicas — everything a real broker does that the controller lessons need.
+"""A simulated Kafka broker: one process of the lab — its ZooKeeper session, request queues,
+controller module and replicas, everything a real broker does that the controller lessons need.
 
+The broker owns its parts, as Kafka's ``KafkaServer`` does: the ZooKeeper session
+(``backend.zk.session``) and the ``KafkaZkClient`` on it, the ``KafkaController``, the request
+handler and the data plane. Each part gets what it may call, never the broker or the cluster.
 The broker's life is what the faults act on:
 
 * ``start`` — connect to ZooKeeper (through the broker's own pausable cable), create the
@@ -15,53 +18,51 @@ The broker's life is what the faults act on:
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Mapping
 
-from kazoo.client import KazooClient, KazooState
-from kazoo.retry import KazooRetry
-
-from backend.core.controller import events as ev
+from backend.core.broker.replica_manager import (
+    BrokerState, HostedPartition, handle_leader_and_isr, handle_stop_replica, handle_update_metadata,
+)
 from backend.core.config import KafkaConfig
+from backend.core.controller import events as ev
+from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.core.subjects import broker_subject
-from backend.core.broker.replica_manager import (
-    BrokerState, handle_leader_and_isr, handle_stop_replica, handle_update_metadata,
-)
-from backend.runtime.controller import KafkaController
-from backend.runtime.network import BrokerNetwork
-from backend.runtime.data_plane import DataPlane
+from backend.runtime.broker.data_plane import DataPlane
+from backend.runtime.broker.network import BrokerNetwork
+from backend.runtime.broker.request_handler import RequestHandler
+from backend.runtime.controller.controller import KafkaController
+from backend.runtime.peers import ClusterServices
+from backend.runtime.stage import PausePoint
 from backend.zk.client import KafkaZkClient
-from backend.zk.handler import PollingThreadingHandler
-
-if TYPE_CHECKING:
-    from backend.runtime.cluster import Cluster
+from backend.zk.session import ZkSession
+from backend.zk.watches import SessionState
 
 HANDLERS = {"LeaderAndIsr": handle_leader_and_isr, "UpdateMetadata": handle_update_metadata,
             "StopReplica": handle_stop_replica}
-_STOP = object()
 
 
 class SimulatedBroker:
-    def __init__(self, cluster: Cluster, broker_id: int, config: KafkaConfig) -> None:
-        self.cluster = cluster
+    def __init__(self, broker_id: int, config: KafkaConfig, services: ClusterServices) -> None:
         self.id = broker_id
         self.config = config
+        self.services = services
         self.status = "stopped"  # running, paused, shutting_down, crashed, stopped
         self.gate = threading.Event()
         self.lock = threading.RLock()
         self.state = BrokerState(broker_id)
         self.network: BrokerNetwork | None = None
-        self.zk: KazooClient | None = None
+        self.session: ZkSession | None = None
         self.kafka_zk: KafkaZkClient | None = None
         self.controller: KafkaController | None = None
-        self.data = DataPlane(self)
-        self._queues: dict[str, queue.Queue] = {}
-        self._handlers: list[threading.Thread] = []
-        self.pause_during: str | None = None
+        self.pause_point = PausePoint(self._freeze_during)
+        self.requests = RequestHandler(broker_id, self.gate, lambda: self.alive, self._handle_control_request,
+                                       self._handle_produce)
+        self.data = DataPlane(broker_id, self, clock=services.clock, emit=services.emit, ledger=services.ledger,
+                              topic_setting=services.topic_setting, peers=services.peers)
         self._session_lost = False
         self._disconnected = False  # a zk_disconnected record was emitted; its zk_reconnected is due
         self.control_plane_listener: str | None = None
@@ -70,35 +71,33 @@ class SimulatedBroker:
     def alive(self) -> bool:
         return self.status in ("running", "paused", "shutting_down")
 
+    def is_running(self) -> bool:
+        return self.status == "running"
+
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> None:
         self.state = BrokerState(self.id)
-        self.network = BrokerNetwork(self.cluster.zk_hosts)
-        timeout_s = self.config["zookeeper.session.timeout.ms"] / 1000
-        # Retry connecting for ever, and soon: a paused broker must notice at once when it wakes.
-        retry = KazooRetry(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5, max_jitter=0.1)
-        self.zk = KazooClient(hosts=self.network.hosts + self.cluster.chroot, timeout=timeout_s,
-                              connection_retry=retry, handler=PollingThreadingHandler())
-        self.zk.add_listener(self._on_session_state)
-        self.zk.start(timeout=15)
-        self.kafka_zk = KafkaZkClient(self.zk, multi_read=self.cluster.zk_multi_read)
+        self.network = BrokerNetwork(self.services.zk_hosts)
+        self.session = ZkSession(self.network.hosts + self.services.chroot, self.config["zookeeper.session.timeout.ms"],
+                                 self._on_session_state)
+        self.kafka_zk = self.session.start(multi_read=self.services.multi_read())
         self.kafka_zk.create_top_level_paths()
         self.status = "running"
         self.gate.set()
         # KIP-291 (Kafka 2.2): with control.plane.listener.name set, the broker has a listener, a
         # queue and a thread for controller requests. A listener is static: read at start.
         self.control_plane_listener = self.config["control.plane.listener.name"]
-        names = ("data", "control") if self.control_plane_listener else ("data",)
-        self._queues = {name: queue.Queue() for name in names}
-        self._handlers = [threading.Thread(target=self._handle_requests, args=(name,), daemon=True,
-                                           name=f"request-handler-{name}-{self.id}") for name in names]
-        for handler in self._handlers:
-            handler.start()
+        self.requests.start(control_plane=bool(self.control_plane_listener))
         self.data.start()
         self._emit("started", f"Broker {self.id} started and connected to ZooKeeper "
                               f"(session timeout {self.config['zookeeper.session.timeout.ms']} ms).")
         self.register()
-        self.controller = KafkaController(self)
+        self.controller = KafkaController(
+            self.id, config=lambda: self.config, zk=self.kafka_zk, emit=self.services.emit,
+            event_ids=self.services.event_ids, correlation_ids=self.services.correlation_ids,
+            peers=self.services.peers, clock=self.services.clock, stage=self.services.stage,
+            pause_point=self.pause_point, gate=self.gate, control_plane=bool(self.control_plane_listener),
+            register_broker=self.register)
         self.controller.startup()
 
     def register(self) -> None:
@@ -112,9 +111,7 @@ class SimulatedBroker:
 
     @property
     def session_id(self) -> str | None:
-        if self.zk is None or self.zk.client_id is None:
-            return None
-        return hex(self.zk.client_id[0])
+        return None if self.session is None else self.session.session_id
 
     def crash(self) -> None:
         """Like ``kill -9`` whose TCP connection the OS then closes: the session ends at once."""
@@ -133,23 +130,18 @@ class SimulatedBroker:
             self.controller.shutdown()
 
     def _stop_everything(self) -> None:
-        self.pause_during = None
+        """The process ends: its session is closed (the one place a death leaves ZooKeeper)."""
+        self.pause_point.disarm()
         self.gate.set()  # let frozen threads run into their exits
-        if self.zk is not None:
-            try:
-                self.zk.stop()
-                self.zk.close()
-            except Exception:  # noqa: BLE001 - the session may already be gone
-                pass
+        if self.session is not None:
+            self.session.close()
         self.data.stop()
-        for q in self._queues.values():
-            q.put(_STOP)
+        self.requests.close()
         if self.controller is not None:
             self.controller.shutdown()
         if self.network is not None:
             self.network.close()
-        for handler in self._handlers:
-            handler.join(5)
+        self.requests.join(5)
 
     def shutdown(self) -> dict:
         """Controlled shutdown: ask the controller (up to ``controlled.shutdown.max.retries``
@@ -172,8 +164,8 @@ class SimulatedBroker:
 
     def _ask_controller_to_shut_down(self) -> dict:
         controller_id = self.kafka_zk.get_controller_id()
-        target = self.cluster.brokers.get(controller_id) if controller_id is not None else None
-        if target is None or target.controller is None or not target.alive:
+        target = self.services.peers.controller_endpoint(controller_id) if controller_id is not None else None
+        if target is None:
             return {"error": "NOT_CONTROLLER"}
         done, answer = threading.Event(), {}
 
@@ -181,25 +173,20 @@ class SimulatedBroker:
             answer.update(result)
             done.set()
 
-        target.controller.events.put(ev.ControlledShutdown(self.id, self.state.broker_epoch, callback))
+        target.put(ev.ControlledShutdown(self.id, self.state.broker_epoch, callback))
         if not done.wait(self.config["request.timeout.ms"] / 1000):
             return {"error": "REQUEST_TIMED_OUT"}
         return answer
 
     def expire_session(self) -> None:
-        """ZooKeeper expires this broker's session now: another client attaches to the session
-        and closes it (kazoo's own test helper only fakes this on the client side)."""
-        client_id = self.zk.client_id
-        hijacker = KazooClient(hosts=self.cluster.zk_hosts + self.cluster.chroot, client_id=client_id)
-        hijacker.start(timeout=10)
-        hijacker.stop()
-        hijacker.close()
+        """ZooKeeper expires this broker's session now (see ``ZkSession.expire``)."""
+        self.session.expire(self.services.zk_hosts + self.services.chroot)
         self._emit("session_expired", f"ZooKeeper expired the session of broker {self.id}: its ephemeral znodes "
                                       f"are gone; the broker will notice when it hears from ZooKeeper.")
 
     def pause(self, during: str | None = None) -> None:
         if during is not None:
-            self.pause_during = during
+            self.pause_point.arm(during)
             self._emit("pause_armed", f"Broker {self.id} will freeze in the middle of its next {during}, right after "
                                       f"its first ZooKeeper write — as a long GC pause would.",
                        detail={"during": during})
@@ -213,92 +200,51 @@ class SimulatedBroker:
         self.status = "paused"
         self._emit("paused", note)
 
-    def pause_armed_for(self, queued) -> bool:
-        return bool(self.pause_during) and queued is not None and queued.event.name == self.pause_during
-
-    def after_controller_write(self, queued) -> None:
-        """Called by the controller thread after its ZooKeeper writes: an armed pause strikes."""
-        if self.pause_armed_for(queued):
-            self.pause_during = None
-            self._freeze(f"Broker {self.id} froze in the middle of {queued.event.name}, after its first ZooKeeper "
-                         f"write: it still believes it is the controller.")
-            self.gate.wait()
+    def _freeze_during(self, event_name: str) -> None:
+        """The armed pause strikes on the controller thread, which then waits here to be woken."""
+        self._freeze(f"Broker {self.id} froze in the middle of {event_name}, after its first ZooKeeper write: it "
+                     f"still believes it is the controller.")
+        self.gate.wait()
 
     def resume(self, timeout: float = 20.0) -> None:
         """Wake up: reconnect to ZooKeeper first (learning whether the session survived), then
         let the frozen threads carry on with what they were doing."""
         self.network.resume()
-        deadline = time.monotonic() + timeout
-        while self.zk.state != KazooState.CONNECTED and time.monotonic() < deadline:
-            time.sleep(0.02)
+        self.session.wait_connected(timeout)
         self.status = "running"
         self._emit("resumed", f"Broker {self.id} woke up and carries on where it stopped, with what it believed then.")
         self.gate.set()
 
     # -- ZooKeeper session events (kazoo's thread: only put events) ---------------------------------
-    def _on_session_state(self, state) -> None:
+    def _on_session_state(self, state: SessionState) -> None:
         if self.status not in ("running", "paused", "shutting_down") or self.controller is None:
             return
         self._note_connection(state)
-        if state == KazooState.LOST:
+        was_lost = self._session_lost
+        if state is SessionState.LOST:
             self._session_lost = True
-            self.controller.forget_lost_watches()
             self._emit("session_lost", f"Broker {self.id} learned that its ZooKeeper session expired.")
-            self.controller.events.clear_and_put(ev.Expire())
-        elif state == KazooState.CONNECTED and self._session_lost:
+        elif state is SessionState.CONNECTED:
             self._session_lost = False
-            self.controller.events.put(ev.RegisterBrokerAndReelect())
-        elif state == KazooState.CONNECTED:
-            self.controller.restore_watches()
+        self.controller.on_session_state(state, session_was_lost=was_lost)
 
-    def _note_connection(self, state) -> None:
+    def _note_connection(self, state: SessionState) -> None:
         """A running broker's connection to ZooKeeper dropping and coming back is a record each
         (a frozen one notices nothing): an ensemble losing one server shows as exactly that."""
         timeout = self.config["zookeeper.session.timeout.ms"]
-        if state == KazooState.SUSPENDED and self.status == "running" and not self._disconnected:
+        if state is SessionState.SUSPENDED and self.status == "running" and not self._disconnected:
             self._disconnected = True
             self._emit("zk_disconnected", f"Broker {self.id} lost its connection to ZooKeeper. Its session (and "
                                           f"/brokers/ids/{self.id}) lives on for up to {timeout} ms while it "
                                           f"reconnects, to another server of the ensemble if there is one.")
-        elif state == KazooState.CONNECTED and self._disconnected:
+        elif state is SessionState.CONNECTED and self._disconnected:
             self._disconnected = False
             self._emit("zk_reconnected", f"Broker {self.id} reached ZooKeeper again within its session timeout: "
                                          f"its session and /brokers/ids/{self.id} survived.")
-        elif state == KazooState.LOST:
+        elif state is SessionState.LOST:
             self._disconnected = False
 
-    # -- control requests ---------------------------------------------------------------------------
-    def enqueue_control_request(self, request, correlation_id: int, sent_seq: int | None, callback,
-                                control_plane: bool = False) -> None:
-        """``control_plane``: the *sending* controller's broker has control.plane.listener.name set,
-        so it connects to this broker's control listener (Kafka 2.8 ``ControllerChannelManager.
-        addNewBroker``); otherwise its requests arrive on the data plane, whatever this broker has."""
-        queue_name = "control" if control_plane and "control" in self._queues else "data"
-        self._queues[queue_name].put(("control", time.monotonic(), (request, correlation_id, sent_seq, callback)))
-
-    def enqueue_produce(self, tp, payloads: list[str], acks: str, respond) -> None:
-        self._queues["data"].put(("produce", time.monotonic(), (tp, payloads, acks, respond)))
-
-    def _handle_requests(self, queue_name: str) -> None:
-        """One request at a time from one queue, as Kafka's request handler threads do."""
-        requests = self._queues[queue_name]
-        while True:
-            item = requests.get()
-            if item is _STOP:
-                return
-            self.gate.wait()
-            if not self.alive:
-                continue
-            what, queued_at, payload = item
-            if what == "produce":
-                cost = self.config["kclab.request.handling.ms"]
-                if cost:
-                    time.sleep(cost / 1000)  # the appended bytes' disk write, in the lab
-                self.data.handle_produce(*payload)
-            else:
-                self._handle_control_request(*payload, queue_name=queue_name,
-                                             waited_ms=(time.monotonic() - queued_at) * 1000)
-
+    # -- requests (a request handler's thread) --------------------------------------------------------
     def _handle_control_request(self, request, correlation_id, sent_seq, callback, queue_name, waited_ms) -> None:
         with self.lock:
             self.state, response, record = HANDLERS[request.name](self.state, request, correlation_id)
@@ -307,17 +253,39 @@ class SimulatedBroker:
         if waited_ms >= 50:
             record = replace(record, note=f"{record.note} It waited {waited_ms:.0f} ms in the {queue_name} request "
                                           f"queue.")
-        self.cluster.emit([replace(record, detail=detail)], cause=f"{request.name}#{correlation_id}",
-                          cause_seq=sent_seq)
+        self.services.emit([replace(record, detail=detail)], cause=f"{request.name}#{correlation_id}",
+                           cause_seq=sent_seq)
         if request.name in ("LeaderAndIsr", "StopReplica") and response.error == "NONE":
             deleted = {p.topic_partition for p in getattr(request, "partition_states", ())
                        if getattr(p, "delete_partition", False)} if request.name == "StopReplica" else set()
             self.data.on_partitions_changed(partitions, deleted)
         callback(response)
 
+    def _handle_produce(self, tp, payloads, acks, respond) -> None:
+        cost = self.config["kclab.request.handling.ms"]
+        if cost:
+            time.sleep(cost / 1000)  # the appended bytes' disk write, in the lab
+        self.data.handle_produce(tp, payloads, acks, respond)
+
     def queue_size(self) -> int:
-        return sum(q.qsize() for q in self._queues.values())
+        return self.requests.queue_size()
+
+    # -- what the data plane may ask of its broker (``data_plane.ReplicaHost``) -------------------------
+    def partitions(self) -> Mapping[TopicPartition, HostedPartition]:
+        return self.state.partitions
+
+    def update_isr(self, tp: TopicPartition, leader_epoch: int, isr: tuple[int, ...], zk_version: int) -> bool:
+        """A leader changed the ISR in ZooKeeper: so does its own view — unless a LeaderAndIsr of
+        another leader epoch got there first. False when it did."""
+        with self.lock:
+            partitions = dict(self.state.partitions)
+            current = partitions.get(tp)
+            if current is None or current.leader_epoch != leader_epoch:
+                return False
+            partitions[tp] = replace(current, isr=isr, zk_version=zk_version)
+            self.state = replace(self.state, partitions=partitions)
+        return True
 
     def _emit(self, to_state: str, note: str, outcome: str | None = None, detail: dict | None = None) -> None:
-        self.cluster.emit([Record(kind="broker", subject=broker_subject(self.id), to_state=to_state,
-                                  broker_id=self.id, outcome=outcome, note=note, detail=detail)])
+        self.services.emit([Record(kind="broker", subject=broker_subject(self.id), to_state=to_state,
+                                   broker_id=self.id, outcome=outcome, note=note, detail=detail)])

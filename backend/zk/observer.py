@@ -24,14 +24,9 @@ from kazoo.protocol.states import EventType
 
 from backend.core.records import Record
 from backend.core.subjects import znode_subject
-from backend.faultscript.expect import decode_znode
+from backend.zk.znode_decoder import describe_data
 
 _STOP = object()
-
-
-def describe_data(data: bytes | None):
-    """Znode bytes as the browser shows them: parsed JSON, else text, else None."""
-    return decode_znode(data)[0] if data else None
 
 
 class ZkObserver:

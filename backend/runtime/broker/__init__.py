@@ -1,0 +1,13 @@
+"""One simulated broker: Kafka's ``KafkaServer`` and the parts it owns, as the lab runs them.
+
+======================  ==============================================================================
+``broker.py``           :class:`broker.SimulatedBroker`: the process — its life (start, crash, stop,
+                        controlled shutdown, pause, resume, session expiry) and its ZooKeeper session
+``request_handler.py``  the request queues and handler threads (data plane, KIP-291 control plane)
+``data_plane.py``       the replicas at work: logs, leading, the high watermark, produce and consume
+``fetcher.py``          a follower's fetching and truncation (``ReplicaFetcherThread``)
+``isr_manager.py``      a leader's ISR writes and their propagation (``ZkIsrManager``)
+``purgatory.py``        acks=all produces waiting for the ISR (``DelayedProduce``)
+``network.py``          the broker's pausable cable to ZooKeeper (a paused process, for real)
+======================  ==============================================================================
+"""

@@ -1,0 +1,275 @@
+"""One broker's replicas at work: logs, follower fetching, the high watermark, ISR changes made
+by leaders, and produce requests waiting for the ISR (§16; Kafka's ``ReplicaManager``,
+``ReplicaFetcherThread``, ``Partition``, ``DelayedProduce``).
+
+Every ``replica.fetch.wait.max.ms`` the broker's replica thread
+
+* as a follower: truncates, then fetches from each leader (``fetcher.py``);
+* as a leader: advances the high watermark to the smallest LEO in the ISR, answers produce
+  requests waiting for it (acks=all, ``purgatory.py``), drops followers that have not caught up
+  for ``replica.lag.time.max.ms`` and takes back those that reached the high watermark — writing
+  the state znode itself and then announcing its ISR changes (``isr_manager.py``).
+
+Logs live on the broker object, so they survive a crash and restart, as on disk.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+
+from backend.core.broker.log import Log, LogEntry
+from backend.core.broker.partition import LeaderState
+from backend.core.broker.replica_manager import HostedPartition
+from backend.core.config import KafkaConfig
+from backend.core.model import TopicPartition
+from backend.core.records import Record
+from backend.core.subjects import partition_subject
+from backend.runtime.broker.fetcher import ReplicaFetcher
+from backend.runtime.broker.isr_manager import ZkIsrManager
+from backend.runtime.broker.purgatory import DelayedProduce, ProducePurgatory
+from backend.runtime.lab_clock import LabClock
+from backend.runtime.peers import BrokerDirectory, Emit
+from backend.zk.client import KafkaZkClient
+
+if TYPE_CHECKING:
+    from backend.runtime.producer import AckLedger
+
+MAX_FETCH = 500
+
+
+class ReplicaHost(Protocol):
+    """What the data plane may use of the broker it runs in."""
+
+    config: KafkaConfig
+    gate: threading.Event
+    kafka_zk: KafkaZkClient | None
+    """The broker's ZooKeeper client (a new one each start): leaders write ISR changes with it."""
+
+    def is_running(self) -> bool: ...
+
+    def partitions(self) -> Mapping[TopicPartition, HostedPartition]:
+        """What the controller's LeaderAndIsr requests told the broker, per partition."""
+
+    def update_isr(self, tp: TopicPartition, leader_epoch: int, isr: tuple[int, ...], zk_version: int) -> bool: ...
+
+
+class DataPlane:
+    def __init__(self, broker_id: int, host: ReplicaHost, *, clock: LabClock, emit: Emit, ledger: AckLedger,
+                 topic_setting: Callable[[str, str], Any], peers: BrokerDirectory) -> None:
+        """``peers`` reaches the leaders this broker follows; ``ledger`` is told what leaders
+        append and checks each new leader's log for acknowledged messages it lacks."""
+        self.broker_id = broker_id
+        self._host = host
+        self._clock = clock
+        self._cluster_emit = emit
+        self._ledger = ledger
+        self._topic_setting = topic_setting
+        self._peers = peers
+        self.logs: dict[TopicPartition, Log] = {}
+        self._leading: dict[TopicPartition, LeaderState] = {}
+        self._isr = ZkIsrManager(broker_id, lambda: host.kafka_zk, self._emit)
+        self._fetcher = ReplicaFetcher(broker_id, host.partitions, self.log, self.is_stalled, peers, self._emit)
+        self._lock = threading.RLock()
+        self._purgatory = ProducePurgatory(self._lock, self._produce_outcome)
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.stalled: set[tuple[str, int | None] | None] = set()
+        """What ``stall_follower`` stopped: ``None`` = everything, ``(topic, None)`` = a topic,
+        ``(topic, partition)`` = one partition."""
+
+    # -- life --------------------------------------------------------------------------------------
+    def start(self) -> None:
+        with self._lock:
+            self._leading.clear()
+            self._fetcher.must_truncate = set(self.logs)  # a restarted broker checks its logs against the leader
+        self._stopped.clear()
+        self._thread = threading.Thread(target=self._run, name=f"replica-{self.broker_id}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._purgatory.drain("REQUEST_TIMED_OUT")
+
+    def has_pending_changes(self) -> bool:
+        return self._isr.has_pending()
+
+    def is_stalled(self, tp: TopicPartition) -> bool:
+        return bool(self.stalled) and (None in self.stalled or (tp.topic, None) in self.stalled
+                                       or (tp.topic, tp.partition) in self.stalled)
+
+    def log(self, tp: TopicPartition) -> Log:
+        with self._lock:
+            return self.logs.setdefault(tp, Log())
+
+    def _run(self) -> None:
+        while not self._stopped.is_set():
+            self._stopped.wait(max(0.02, self._host.config["replica.fetch.wait.max.ms"] / 1000))
+            self._host.gate.wait()
+            if self._stopped.is_set() or not self._host.is_running():
+                continue
+            try:
+                now = self._clock.now_ms()
+                self._fetcher.fetch(now)
+                self._maintain_as_leader(now)
+                self._isr.maybe_propagate(now, self._host.config["kclab.isr.change.propagation.interval.ms"])
+            except Exception as exc:  # noqa: BLE001 - a lost session must not kill the thread
+                self._emit(Record(kind="broker", subject=f"broker:{self.broker_id}", broker_id=self.broker_id,
+                                  outcome="error", note=f"Broker {self.broker_id}'s replica thread hit "
+                                                        f"{type(exc).__name__}: {exc}"))
+
+    # -- what the controller decided ----------------------------------------------------------------
+    def on_partitions_changed(self, partitions, deleted: set[TopicPartition] = frozenset()) -> None:
+        """After a LeaderAndIsr or StopReplica: start leading, start following, or stop."""
+        now = self._clock.now_ms()
+        became_leader = []
+        with self._lock:
+            for tp in deleted:
+                self.logs.pop(tp, None)
+            for tp in list(self._leading):
+                p = partitions.get(tp)
+                if p is None or p.leader != self.broker_id:
+                    del self._leading[tp]
+                    self._purgatory.fail(tp, "NOT_LEADER_OR_FOLLOWER")
+            for tp, p in partitions.items():
+                current = self._leading.get(tp)
+                if p.leader == self.broker_id and (current is None or current.leader_epoch != p.leader_epoch):
+                    self._leading[tp] = LeaderState.became_leader(self.broker_id, p.leader_epoch, p.isr, p.replicas, now)
+                    self.log(tp).assign_epoch_start(p.leader_epoch)
+                    became_leader.append(tp)
+                elif p.leader != self.broker_id:
+                    self._fetcher.must_truncate.add(tp)
+        for tp in became_leader:
+            if self._ledger.ever_appended(tp):
+                self._emit_leader_log(tp, partitions[tp].leader_epoch)
+            self._ledger.check_leader(tp, self.broker_id, self.log(tp))
+
+    def _emit_leader_log(self, tp: TopicPartition, leader_epoch: int) -> None:
+        """The partition's log is now the new leader's: after an unclean election it may be
+        shorter than the old leader's, and the page must show that (its LEO and HW)."""
+        log = self.log(tp)
+        self._emit(Record(kind="log", subject=partition_subject(tp.topic, tp.partition), to_state="leader_log",
+                          op="become_leader", broker_id=self.broker_id, topic=tp.topic, partition=tp.partition,
+                          offset=log.log_end_offset, leader=self.broker_id, leader_epoch=leader_epoch,
+                          note=f"Broker {self.broker_id} leads {tp} from epoch {leader_epoch}: the partition's log "
+                               f"is now its log, {log.log_end_offset} message(s), high watermark "
+                               f"{log.high_watermark}.",
+                          detail={"leo": log.log_end_offset, "hw": log.high_watermark}))
+
+    # -- leader side (called by followers' threads) ---------------------------------------------------
+    def _leader_state(self, tp: TopicPartition, leader_epoch: int) -> LeaderState | None:
+        state = self._leading.get(tp)
+        return state if state is not None and state.leader_epoch == leader_epoch else None
+
+    def offsets_for_leader_epoch(self, tp: TopicPartition, requested_epoch: int, leader_epoch: int):
+        with self._lock:
+            if self._leader_state(tp, leader_epoch) is None:
+                return None  # not the leader at that epoch: FENCED_LEADER_EPOCH / NOT_LEADER
+            return self.log(tp).end_offset_for_epoch(requested_epoch)
+
+    def handle_fetch(self, tp: TopicPartition, follower: int, fetch_offset: int, leader_epoch: int, now: float):
+        """Returns (entries from ``fetch_offset``, the leader's HW), or ``None`` if this broker does
+        not lead ``tp`` at ``leader_epoch`` (the follower's fetch is fenced, KIP-320)."""
+        with self._lock:
+            state = self._leader_state(tp, leader_epoch)
+            if state is None:
+                return None
+            log = self.log(tp)
+            state.on_fetch(follower, fetch_offset, log.log_end_offset, now)
+            self._advance_high_watermark(tp, state, log)
+            return log.read(fetch_offset, fetch_offset + MAX_FETCH), log.high_watermark
+
+    def _advance_high_watermark(self, tp: TopicPartition, state: LeaderState, log: Log) -> None:
+        if log.update_high_watermark(state.high_watermark(log.log_end_offset)):
+            self._emit(Record(kind="log", subject=partition_subject(tp.topic, tp.partition), to_state="hw",
+                              op="high_watermark", broker_id=self.broker_id, topic=tp.topic, partition=tp.partition,
+                              offset=log.high_watermark, leader=self.broker_id, leader_epoch=state.leader_epoch,
+                              isr=state.isr, detail={"leo": log.log_end_offset, "hw": log.high_watermark}))
+            self._purgatory.complete(self._clock.now_ms())
+
+    def _maintain_as_leader(self, now: float) -> None:
+        lag_max = self._host.config["replica.lag.time.max.ms"]
+        for tp, partition in list(self._host.partitions().items()):
+            with self._lock:
+                state = self._leader_state(tp, partition.leader_epoch)
+                if state is None:
+                    continue
+                state.isr = partition.isr  # the controller may have changed it (LeaderAndIsr)
+                log = self.log(tp)
+                self._advance_high_watermark(tp, state, log)
+                laggards = state.out_of_sync(now, lag_max)
+                joiners = state.ready_to_join(log.high_watermark, log.epoch_start_offset(state.leader_epoch))
+            if joiners:
+                self._change_isr(tp, partition, (*partition.isr, *joiners), "expanded", (
+                    f"Leader {self.broker_id} added {joiners} to the ISR of {tp}: caught up to the high watermark "
+                    f"{log.high_watermark}."))
+            elif laggards:
+                self._change_isr(tp, partition, tuple(r for r in partition.isr if r not in laggards), "shrunk", (
+                    f"Leader {self.broker_id} removed {laggards} from the ISR of {tp}: not caught up for "
+                    f"{lag_max} ms (replica.lag.time.max.ms)."))
+        self._purgatory.complete(now)
+
+    def _change_isr(self, tp, partition, new_isr, how, note) -> None:
+        """Write the new ISR as a pre-AlterIsr leader does (``isr_manager``), then believe it."""
+        new_isr = tuple(new_isr)
+        version = self._isr.submit(tp, partition, new_isr)
+        if version is None or not self._host.update_isr(tp, partition.leader_epoch, new_isr, version):
+            return
+        with self._lock:
+            if tp in self._leading:
+                self._leading[tp].isr = new_isr
+        self._isr.record_change(tp)
+        self._emit(Record(kind="isr", subject=partition_subject(tp.topic, tp.partition), to_state=how,
+                          controller_epoch=partition.controller_epoch, broker_id=self.broker_id, topic=tp.topic,
+                          partition=tp.partition, leader=partition.leader, isr=new_isr,
+                          leader_epoch=partition.leader_epoch, zk_version=version, outcome="ok",
+                          note=note + " The leader epoch does not change.",
+                          detail={"previous_isr": list(partition.isr), "written_by": "leader"}))
+
+    # -- produce (the request handler's thread) --------------------------------------------------------
+    def handle_produce(self, tp: TopicPartition, payloads: list[str], acks: str, respond) -> None:
+        """Append on the leader; answer at once (acks 0/1) or when the ISR has it (acks=all)."""
+        partition = self._host.partitions().get(tp)
+        with self._lock:
+            state = self._leader_state(tp, partition.leader_epoch) if partition else None
+            if state is None:
+                respond("NOT_LEADER_OR_FOLLOWER", None)
+                return
+            if acks == "all" and len(state.isr) < self._topic_setting(tp.topic, "min.insync.replicas"):
+                respond("NOT_ENOUGH_REPLICAS", None)
+                return
+            log = self.log(tp)
+            first, last = log.append_as_leader(payloads, state.leader_epoch, acks)
+            self._ledger.appended(tp)
+            self._advance_high_watermark(tp, state, log)
+            if acks != "all":
+                respond("NONE", (first, last, state.leader_epoch))
+                return
+            now = self._clock.now_ms()
+            self._purgatory.watch(DelayedProduce(
+                tp, state.leader_epoch, last + 1, now + self._host.config["request.timeout.ms"],
+                lambda error: respond(error, (first, last, state.leader_epoch))), now)
+
+    def _produce_outcome(self, produce: DelayedProduce, now: float) -> str | None:
+        """A waiting acks=all produce's answer now, or ``None`` while it must go on waiting."""
+        state = self._leader_state(produce.tp, produce.leader_epoch)
+        if state is None:
+            return "NOT_LEADER_OR_FOLLOWER"
+        if self.log(produce.tp).high_watermark >= produce.required_offset:
+            min_isr = self._topic_setting(produce.tp.topic, "min.insync.replicas")
+            return "NONE" if len(state.isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+        if now > produce.deadline:
+            return "REQUEST_TIMED_OUT"
+        return None
+
+    def read_committed(self, tp: TopicPartition) -> list[LogEntry] | None:
+        """What a consumer may read from this leader: everything below the high watermark."""
+        with self._lock:
+            partition = self._host.partitions().get(tp)
+            if partition is None or self._leader_state(tp, partition.leader_epoch) is None:
+                return None
+            log = self.log(tp)
+            return log.read(0, log.high_watermark)
+
+    def _emit(self, record: Record) -> None:
+        self._cluster_emit([record])

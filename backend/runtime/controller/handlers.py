@@ -1,0 +1,185 @@
+"""What the controller thread does with each event: :data:`HANDLERS`, one function per event.
+
+Each handler reads what it needs from ZooKeeper (re-arming its watch as it reads, as Kafka's
+do) and hands the decision to the pure core; ``controller.run`` carries out the program. The
+table is built from the core's list of events (``backend.core.controller.events.EVENTS``), so
+an event without a handler stops the import rather than the controller thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from backend.core.controller import (
+    broker_change, controlled_shutdown, isr_change, leader_balance, reassignment, topic_change, topic_deletion,
+)
+from backend.core.controller import events as ev
+from backend.core.controller.partition_state_machine import trigger_online_partition_state_change
+from backend.core.dispatch import dispatch_table
+from backend.core.errors import KafkaException
+
+if TYPE_CHECKING:
+    from backend.runtime.controller.controller import KafkaController
+
+
+def on_startup(controller: KafkaController, event) -> None:
+    controller.elect()
+
+
+def on_controller_change(controller: KafkaController, event) -> None:
+    controller.maybe_resign()
+
+
+def on_reelect(controller: KafkaController, event) -> None:
+    controller.maybe_resign()
+    controller.elect()
+
+
+def on_register_broker_and_reelect(controller: KafkaController, event) -> None:
+    controller.register_broker()
+    controller.maybe_resign()
+    controller.elect()
+
+
+def on_expire(controller: KafkaController, event) -> None:
+    was_active = controller.is_active
+    controller.active_controller_id = -1
+    if was_active:
+        controller.resign("its ZooKeeper session expired.")
+
+
+def on_broker_change(controller: KafkaController, event) -> None:
+    if controller.is_active:
+        brokers = controller.zk.get_all_brokers(watch=controller.watches.for_handlers()["brokers"])
+        controller.run(broker_change.process_broker_change(controller.ctx, brokers))
+
+
+def on_topic_change(controller: KafkaController, event) -> None:
+    if not controller.is_active:
+        return
+    watches, zk = controller.watches.for_handlers(), controller.zk
+    topics = zk.get_all_topics(watch=watches["topics"])
+    new = topic_change.topics_to_read(controller.ctx, topics)
+    assignments = zk.get_topic_assignments(new, watch=watches["topic"])
+    configs = zk.get_topic_configs(new)
+    controller.run(topic_change.process_topic_change(controller.ctx, topics, assignments, configs))
+
+
+def on_partition_modifications(controller: KafkaController, event: ev.PartitionModifications) -> None:
+    if not controller.is_active:
+        return
+    assignments = controller.zk.get_topic_assignments([event.topic], watch=controller.watches.for_handlers()["topic"])
+    if event.topic in assignments:
+        controller.run(topic_change.process_partition_modifications(controller.ctx, event.topic,
+                                                                    assignments[event.topic]))
+
+
+def on_topic_deletion(controller: KafkaController, event) -> None:
+    if controller.is_active:
+        topics = controller.zk.get_topic_deletions(watch=controller.watches.for_handlers()["delete_topics"])
+        controller.run(topic_deletion.process_topic_deletion(controller.ctx, topics))
+
+
+def on_stop_replica_response(controller: KafkaController, event: ev.TopicDeletionStopReplicaResponseReceived) -> None:
+    """Only partitions of a topic deletion in progress count: a reassignment deletes its
+    removed replicas with StopReplica too, and that answer is nobody's event."""
+    deleting = controller.ctx.topics_with_deletion_started
+    errors = tuple((tp, error) for tp, error in event.partition_errors if tp.topic in deleting)
+    if controller.is_active and errors:
+        controller.run(topic_deletion.process_stop_replica_response(controller.ctx, event.replica_id, errors))
+
+
+def on_zk_partition_reassignment(controller: KafkaController, event) -> None:
+    if controller.is_active:
+        requested = controller.zk.get_partition_reassignment(watch=controller.watches.for_handlers()["reassign"])
+        if requested is not None:
+            controller.run(reassignment.process_zk_partition_reassignment(controller.ctx, requested))
+
+
+def on_isr_change_notification(controller: KafkaController, event) -> None:
+    if not controller.is_active:
+        return
+    zk = controller.zk
+    sequence_numbers = zk.get_isr_change_notifications(watch=controller.watches.for_handlers()["isr_change"])
+    partitions = zk.get_partitions_from_isr_change_notifications(sequence_numbers)
+    states = {tp: s for tp, s in zk.get_partition_states(partitions).items() if s is not None}
+    controller.run(isr_change.process_isr_change_notification(controller.ctx, tuple(sequence_numbers), states))
+
+
+def on_replica_leader_election(controller: KafkaController, event: ev.ReplicaLeaderElection) -> None:
+    if not controller.is_active:
+        return
+    partitions = event.partitions
+    if partitions is None:
+        partitions = controller.zk.get_preferred_replica_election(watch=controller.watches.for_handlers()["preferred"])
+        if partitions is None:
+            return
+    controller.run(leader_balance.process_replica_leader_election(
+        controller.ctx, partitions, event.election_type, event.trigger))
+
+
+def on_auto_rebalance(controller: KafkaController, event) -> None:
+    if controller.is_active:
+        controller.run(leader_balance.check_and_trigger_auto_leader_rebalance(controller.ctx))
+        if controller.is_active:
+            controller.schedule_rebalance(controller.ctx.config["leader.imbalance.check.interval.seconds"])
+
+
+def on_controlled_shutdown(controller: KafkaController, event: ev.ControlledShutdown) -> None:
+    if not controller.is_active:
+        event.callback(error="NOT_CONTROLLER")
+        return
+    try:
+        done = controller.run(controlled_shutdown.do_controlled_shutdown(controller.ctx, event.broker_id,
+                                                                         event.broker_epoch))
+    except KafkaException as exc:
+        controller.emit([controller.note("controlled_shutdown_refused", str(exc), outcome="error")])
+        event.callback(error=type(exc).__name__, message=str(exc))
+        return
+    if done is None:
+        event.callback(error="NOT_CONTROLLER")
+    else:
+        event.callback(remaining=[str(tp) for tp in done.value])
+
+
+def on_unclean_leader_election_enable(controller: KafkaController, event) -> None:
+    if controller.is_active:
+        controller.run(trigger_online_partition_state_change(controller.ctx))
+
+
+def on_topic_unclean_leader_election_enable(controller: KafkaController,
+                                            event: ev.TopicUncleanLeaderElectionEnable) -> None:
+    if not controller.is_active:
+        return
+    configs = controller.zk.get_topic_configs([event.topic])
+    controller.ctx = controller.ctx.evolve(topic_configs={**controller.ctx.topic_configs, **configs})
+    controller.run(trigger_online_partition_state_change(controller.ctx, event.topic))
+
+
+def logged_only(controller: KafkaController, event) -> None:
+    """A response the request records already show (log-dir failures are not simulated), or a
+    broker's changed registration (its endpoints and features, which the lab never changes)."""
+
+
+HANDLERS: dict[str, Callable[[KafkaController, object], None]] = dispatch_table(ev.EVENTS, {
+    "Startup": on_startup,
+    "ControllerChange": on_controller_change,
+    "Reelect": on_reelect,
+    "RegisterBrokerAndReelect": on_register_broker_and_reelect,
+    "Expire": on_expire,
+    "BrokerChange": on_broker_change,
+    "BrokerModifications": logged_only,
+    "TopicChange": on_topic_change,
+    "PartitionModifications": on_partition_modifications,
+    "TopicDeletion": on_topic_deletion,
+    "TopicDeletionStopReplicaResponseReceived": on_stop_replica_response,
+    "ZkPartitionReassignment": on_zk_partition_reassignment,
+    "IsrChangeNotification": on_isr_change_notification,
+    "LeaderAndIsrResponseReceived": logged_only,
+    "UpdateMetadataResponseReceived": logged_only,
+    "ReplicaLeaderElection": on_replica_leader_election,
+    "AutoPreferredReplicaLeaderElection": on_auto_rebalance,
+    "ControlledShutdown": on_controlled_shutdown,
+    "UncleanLeaderElectionEnable": on_unclean_leader_election_enable,
+    "TopicUncleanLeaderElectionEnable": on_topic_unclean_leader_election_enable,
+}, "controller events")

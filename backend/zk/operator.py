@@ -1,0 +1,185 @@
+"""The cluster's operator session: what an operator's tools do, and what the lab's checks read.
+
+Besides its brokers, each cluster keeps one session of its own in its chroot, as a person at a
+terminal would: Kafka's admin tools write through it (``admin``: ``kafka-topics.sh``,
+``kafka-reassign-partitions.sh``…), ``zkCli.sh``'s ``deleteall /controller`` goes through it,
+and the observer that reports every znode change watches through it. It also answers the
+reads of the lab's own checks (an ``expect`` step, a lesson's question): who is controller,
+each partition's state znode, any znode's bytes, the whole tree's versions. It is nobody's
+broker: it registers nothing and holds no ephemeral znode.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterable
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError, NotEmptyError
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.retry import KazooRetry
+
+from backend.core.model import LeaderIsrAndControllerEpoch, TopicPartition
+from backend.core.records import Record
+from backend.zk import codec, paths
+from backend.zk.admin import AdminZkClient
+from backend.zk.handler import PollingThreadingHandler
+from backend.zk.observer import ZkObserver
+
+START_TIMEOUT_S = 15
+
+
+class OperatorSession:
+    def __init__(self, zk_hosts: str, chroot: str) -> None:
+        """``zk_hosts`` without chroot; the session lives in ``chroot`` (created if missing)."""
+        self.zk_hosts = zk_hosts
+        self.chroot = chroot
+        # Reconnect for ever but never more than 2 s apart (kazoo's default backs off to an hour):
+        # after a ZooKeeper outage the page's view of the tree must come back with it.
+        self._client = KazooClient(hosts=zk_hosts + chroot, handler=PollingThreadingHandler(),
+                                   connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0))
+        self.admin = AdminZkClient(self._client)
+        self._observer: ZkObserver | None = None
+        self._chroot_made = False
+
+    def start(self) -> None:
+        with _root_session(self.zk_hosts) as root:
+            root.ensure_path(self.chroot)
+        self._chroot_made = True
+        self._client.start(timeout=START_TIMEOUT_S)
+
+    def observe(self, emit: Callable[[list[Record]], object], owner_of_session: Callable[[str], int | None]) -> None:
+        """Report every change of the tree as a ``zk`` record, from now until :meth:`close`."""
+        self._observer = ZkObserver(self._client, emit, owner_of_session)
+        self._observer.start()
+
+    def stop_observing(self) -> None:
+        if self._observer is not None:
+            self._observer.close()
+
+    def close(self, delete_chroot: bool) -> None:
+        """End the session; first delete the chroot when asked (which may fail with ZooKeeper
+        away: the app's sweep removes it later). Nothing to do when :meth:`start` did not get
+        as far as the chroot."""
+        if not self._chroot_made:
+            return
+        try:
+            if delete_chroot:
+                self._delete_chroot()
+        finally:
+            self._client.stop()
+            self._client.close()
+
+    def _delete_chroot(self) -> None:
+        with _root_session(self.zk_hosts) as root:
+            for _ in range(5):
+                try:
+                    root.delete(self.chroot, recursive=True)
+                    break
+                except NoNodeError:
+                    break
+                except NotEmptyError:  # an ephemeral appeared while deleting; try again
+                    continue
+
+    # -- what an operator does -----------------------------------------------------------------
+    def delete_controller(self) -> None:
+        """What ``zkCli.sh deleteall /controller`` does: no fencing, no questions."""
+        try:
+            self._client.delete(paths.CONTROLLER)
+        except NoNodeError:
+            pass
+
+    # -- what the lab's checks read --------------------------------------------------------------
+    def controller_id(self) -> int | None:
+        try:
+            data, _ = self._client.get(paths.CONTROLLER)
+        except NoNodeError:
+            return None
+        return codec.decode_controller(data)
+
+    def controller_epoch(self) -> int | None:
+        try:
+            return int(self._client.get(paths.CONTROLLER_EPOCH)[0])
+        except NoNodeError:
+            return None
+
+    def topic_exists(self, topic: str) -> bool:
+        return self._client.exists(paths.topic_path(topic)) is not None
+
+    def topic_partition_counts(self) -> dict[str, int]:
+        """Each topic in ``/brokers/topics`` with its number of partitions (for the size bounds)."""
+        counts = {}
+        for topic in self._children(paths.BROKER_TOPICS):
+            try:
+                counts[topic] = len(self.admin.get_topic_assignment(topic))
+            except NoNodeError:
+                continue
+        return counts
+
+    def partition_states(self) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """Every partition's state znode, as ZooKeeper holds it now (its version as ``zk_version``)."""
+        states = {}
+        for topic in self._children(paths.BROKER_TOPICS):
+            for p in self._children(paths.topic_partitions_path(topic)):
+                try:
+                    data, stat = self._client.get(paths.partition_state_path(topic, int(p)))
+                except NoNodeError:
+                    continue
+                states[TopicPartition(topic, int(p))] = codec.decode_partition_state(data, stat.version)
+        return states
+
+    def znode_data(self, znodes: Iterable[str]) -> dict[str, bytes | None]:
+        """Each znode's bytes (``b""`` when empty), ``None`` when there is no such znode."""
+        found = {}
+        for path in znodes:
+            try:
+                found[path] = self._client.get(path)[0] or b""
+            except NoNodeError:
+                found[path] = None
+        return found
+
+    def znode_versions(self, timeout_s: float = 15.0) -> dict[str, tuple[int, int]]:
+        """Every znode of the cluster with (czxid, mzxid): what changed between two looks.
+
+        Bounded in time: without a ZooKeeper quorum kazoo would wait for one forever, and a
+        lesson in front of a class must fail with a reason rather than hang."""
+        out, stack = {}, ["/"]
+        deadline = time.monotonic() + timeout_s
+        while stack:
+            path = stack.pop()
+            try:
+                left = max(0.1, deadline - time.monotonic())
+                stat = self._client.exists_async(path).get(timeout=left)
+                children = self._client.get_children_async(path).get(timeout=left)
+            except NoNodeError:
+                continue
+            except KazooTimeoutError:
+                raise ConnectionError(f"ZooKeeper did not answer within {timeout_s:.0f} s (no quorum?) while "
+                                      f"reading the znode tree at {path}") from None
+            if stat is None:
+                continue
+            if path != "/":
+                out[path] = (stat.czxid, stat.mzxid)
+            stack.extend(f"{path.rstrip('/')}/{c}" for c in children)
+        return out
+
+    def _children(self, path: str) -> list[str]:
+        try:
+            return sorted(self._client.get_children(path))
+        except NoNodeError:
+            return []
+
+
+class _root_session:
+    """A short session at the root of the ensemble (outside every chroot)."""
+
+    def __init__(self, zk_hosts: str) -> None:
+        self._client = KazooClient(hosts=zk_hosts)
+
+    def __enter__(self) -> KazooClient:
+        self._client.start(timeout=START_TIMEOUT_S)
+        return self._client
+
+    def __exit__(self, *exc) -> None:
+        self._client.stop()
+        self._client.close()
