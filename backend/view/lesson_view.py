@@ -40,7 +40,7 @@ def fold_lesson(view: dict, r: dict) -> None:
     elif to_state == "revealed":
         question = lesson["questions"].get(detail.get("question_id"))
         if question is not None:
-            question.update(answer=r.get("answer"), explain=r.get("note"), state="revealed")
+            _update_question(lesson, question["id"], answer=r.get("answer"), explain=r.get("note"), state="revealed")
             lesson["revealed"].append(question["id"])
     elif to_state == "finished":
         lesson.update(status="finished" if detail.get("completed") else "stopped", completed=detail.get("completed"),
@@ -92,4 +92,13 @@ def _step_finished(lesson: dict, r: dict) -> None:
         lesson["stops"][-1]["done_seq"] = r.get("seq")
         question = lesson["question"]
         if op == "predict" and question is not None and question["state"] == "open":
-            question["state"] = "asked"
+            _update_question(lesson, question["id"], state="asked")
+
+
+def _update_question(lesson: dict, question_id, **changes) -> None:
+    """``questions[id]`` and, when it is that one, ``question`` (the latest) change together. They
+    are two copies, not one object: a snapshot sent as JSON (a page that joins, a reload) keeps
+    no shared objects, and the page's fold must go on from it exactly as the server's does."""
+    for question in (lesson["questions"].get(question_id), lesson["question"]):
+        if question is not None and question["id"] == question_id:
+            question.update(changes)

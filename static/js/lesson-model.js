@@ -36,7 +36,7 @@ export function foldLesson(view, r) {
   } else if (toState === 'revealed') {
     const question = get(lesson.questions, get(detail, 'question_id'));
     if (question !== null) {
-      Object.assign(question, {answer: get(r, 'answer'), explain: get(r, 'note'), state: 'revealed'});
+      updateQuestion(lesson, question.id, {answer: get(r, 'answer'), explain: get(r, 'note'), state: 'revealed'});
       lesson.revealed.push(question.id);
     }
   } else if (toState === 'finished') {
@@ -93,6 +93,13 @@ function stepFinished(lesson, r) {
     Object.assign(lesson, {stop: null, captions: [], revealed: []});
     lesson.stops[lesson.stops.length - 1].done_seq = get(r, 'seq');
     const question = lesson.question;
-    if (op === 'predict' && question !== null && question.state === 'open') question.state = 'asked';
+    if (op === 'predict' && question !== null && question.state === 'open') updateQuestion(lesson, question.id, {state: 'asked'});
+  }
+}
+
+// questions[id] and, when it is that one, question (the latest): two copies in a snapshot sent as JSON.
+function updateQuestion(lesson, questionId, changes) {
+  for (const question of [get(lesson.questions, questionId), lesson.question]) {
+    if (question !== null && question.id === questionId) Object.assign(question, changes);
   }
 }

@@ -6,6 +6,8 @@ rule is pinned on its own, so a change that breaks one says which.
 
 from __future__ import annotations
 
+import json
+
 from backend.view.cluster_view import fold
 
 
@@ -54,3 +56,28 @@ def test_a_new_leaders_log_replaces_the_partitions_offsets_even_when_shorter():
               "partition": 0, "broker_id": 1, "offset": 2, "detail": {"leo": 2, "hw": 2}}
     partition = fold([produced, became])["partitions"]["t-0"]
     assert (partition["leo"], partition["hw"]) == (2, 2)
+
+
+def lesson(seq, to_state, **fields):
+    return {"seq": seq, "kind": "lesson", "subject": "lesson:x", "to_state": to_state, **fields}
+
+
+LESSON = [
+    lesson(0, "started", detail={"lesson_id": "x", "title": "X", "steps": 3}),
+    lesson(1, "step_started", step=1, op="predict", note="Q?",
+           detail={"args": {"id": "q"}, "question": "Q?", "choices": ["1", "2"], "stop": True}),
+    lesson(2, "step_finished", step=1, op="predict"),
+    lesson(3, "step_started", step=2, op="crash_broker"),
+    lesson(4, "revealed", step=3, op="reveal", answer="2", note="Because.", detail={"question_id": "q"}),
+]
+
+
+def test_a_lesson_folds_the_same_from_a_snapshot_sent_as_json():
+    """The latest question and the question of its id change together even when they are two
+    copies: a snapshot reaches a page as JSON, which keeps no shared objects."""
+    whole = fold(LESSON)
+    for cut in range(1, len(LESSON)):
+        snapshot = json.loads(json.dumps(fold(LESSON[:cut])))
+        assert fold(LESSON[cut:], snapshot) == whole, f"from the snapshot at seq {cut - 1}"
+    assert whole["lesson"]["question"] == whole["lesson"]["questions"]["q"]
+    assert whole["lesson"]["question"]["state"] == "revealed" and whole["lesson"]["question"]["answer"] == "2"
