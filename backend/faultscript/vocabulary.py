@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from backend.core.config import SETTINGS
+from backend.core.controller.events import EVENTS
 from backend.core.controller.states import PartitionState, ReplicaState
 from backend.faultscript.kafka_types import (BROKER, BROKER_LIST, PARTITION, TOPIC, TOPIC_NAME, ZNODES, Assignment,
                                           ConfigMap, NewPartitionsAssignment, PartitionKey, ReplicaKey,
@@ -27,15 +28,8 @@ from backend.faultscript.fields import Field, Struct, check_fields
 from backend.faultscript.limits import MAX_PARTITIONS, MAX_PARTITIONS_PER_TOPIC, MAX_PRODUCE_COUNT, MAX_REPLICATION_FACTOR
 from backend.faultscript.types import NO_DEFAULT, Choice, Int, Issue, ListOf, MapOf, Nullable, Scalar, shown, suggestion
 
-# Kafka 2.8's ControllerEvent classes a broker can be paused in (backend/core/controller/events.py).
-EVENT_NAMES = (
-    "Startup", "ControllerChange", "Reelect", "RegisterBrokerAndReelect", "Expire", "BrokerChange",
-    "BrokerModifications", "TopicChange", "PartitionModifications", "TopicDeletion",
-    "TopicDeletionStopReplicaResponseReceived", "ZkPartitionReassignment", "IsrChangeNotification",
-    "LeaderAndIsrResponseReceived", "UpdateMetadataResponseReceived", "ReplicaLeaderElection",
-    "AutoPreferredReplicaLeaderElection", "ControlledShutdown", "UncleanLeaderElectionEnable",
-    "TopicUncleanLeaderElectionEnable",
-)
+EVENT_NAMES = tuple(EVENTS)
+"""Kafka 2.8's ControllerEvent classes a broker can be paused in (``backend/core/controller/events.py``)."""
 BROKER_STATES = ("alive", "dead", "paused", "shutting_down")
 EXPECTATIONS = ("controller", "controller_epoch", "brokers", "partitions", "replicas", "znodes")
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from backend.core.dispatch import dispatch_table
 from backend.lessons.answers import matches
+from backend.lessons.vocabulary import ANSWER_SOURCES
 from backend.zk.znode_decoder import decode_znode
 
 if TYPE_CHECKING:
@@ -79,6 +81,7 @@ def _read_record(runner: LessonRunner, source: dict, question: dict) -> Any:
     return None if first is None else getattr(first, field)
 
 
-ANSWER_READERS = {"partition": _read_partition, "controller": _read_controller, "znode": _read_znode,
-                  "produce": _read_produce, "znodes_changed": _read_znodes_changed, "duration": _read_duration,
-                  "speedup": _read_speedup, "seen": _read_seen, "record": _read_record}
+ANSWER_READERS = dispatch_table(ANSWER_SOURCES, {
+    "partition": _read_partition, "controller": _read_controller, "znode": _read_znode, "produce": _read_produce,
+    "znodes_changed": _read_znodes_changed, "duration": _read_duration, "speedup": _read_speedup, "seen": _read_seen,
+    "record": _read_record}, "answer sources")

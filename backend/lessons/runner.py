@@ -17,19 +17,18 @@ Each teaching step leaves ``lesson`` records (``started``, ``step_started``, ``s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from backend.core.dispatch import dispatch_table
 from backend.core.records import Record
 from backend.lessons.answers import UNSURE, canonical, grade, matches
 from backend.lessons.loader import Lesson
 from backend.lessons.pacing import held_timers, is_stop, step_detail, step_note
 from backend.lessons.readers import ANSWER_READERS, source_of
+from backend.lessons.vocabulary import LESSON_VOCABULARY
 from backend.runtime.polling import poll_until
 from backend.runtime.runner import RunResult, ScriptRunner
 from backend.faultscript.loader import Step
-
-TEACHING_OPS = ("say", "pause", "await", "highlight", "predict", "reveal", "direct")
-
 
 class Audience:
     """Who the lesson plays to. The default is nobody: go on at once, collect no answers."""
@@ -95,11 +94,11 @@ class LessonRunner(ScriptRunner):
             self._ask(step)
         self._lesson_record("step_started", step_note(step), step=step, subject=f"step:{step.index}",
                             detail=step_detail(step, held))
-        if step.op not in TEACHING_OPS:
+        if step.op not in TEACH:
             self.action_seq = self.bus.next_seq
             result = super().run_step(step)
         else:
-            result = self.TEACH[step.op](self, step)
+            result = TEACH[step.op](self, step)
         if result.ok and is_stop(step):
             result = self._wait_at_stop(step, held)
         if result.ok:
@@ -174,15 +173,21 @@ class LessonRunner(ScriptRunner):
                                     f"answered {actual}")
         return self._ok(step)
 
-    TEACH = {"say": _teach_say, "pause": _ok, "await": _teach_await, "highlight": _ok, "predict": _ok,
-             "reveal": _teach_reveal, "direct": _teach_direct}
-
     # -- records --------------------------------------------------------------------------------------
     def _lesson_record(self, to_state: str, note: str | None, step: Step | None = None, subject: str | None = None,
                        detail: dict | None = None, **fields: Any) -> None:
         self.bus.emit([Record(kind="lesson", subject=subject or f"lesson:{self.lesson.id}", to_state=to_state,
                               op=step.op if step else "lesson", step=step.index if step else None, note=note,
                               detail=detail, **fields)])
+
+
+TEACH: dict[str, Callable[[LessonRunner, Step], RunResult]] = dispatch_table(LESSON_VOCABULARY.of_kind("lesson"), {
+    "say": LessonRunner._teach_say, "pause": LessonRunner._ok, "await": LessonRunner._teach_await,
+    "highlight": LessonRunner._ok, "predict": LessonRunner._ok, "reveal": LessonRunner._teach_reveal,
+    "direct": LessonRunner._teach_direct,
+}, "teaching steps")
+"""What the lesson runner does with each teaching step (a ``predict`` is asked before the step
+starts, in ``run_step``; ``pause`` and ``highlight`` only leave their records)."""
 
 
 def _answer_note(student: str | None, graded, actual: str, explain: str) -> str:

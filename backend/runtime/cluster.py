@@ -100,7 +100,8 @@ class Cluster:
         for index, broker_id in enumerate(self.spec.brokers):
             self.brokers[broker_id].start()
             if index == 0:  # the first broker listed wins the first election
-                self.wait_until(lambda: self.controller_id() == broker_id, timeout, "the first broker to be elected")
+                self.wait_until(lambda: self.controller_id() == broker_id, timeout,
+                                "the first broker to be elected")
         self.wait_until(self._all_brokers_known, timeout, "the controller to learn about every broker")
         for topic, spec in self.spec.topics.items():
             self.create_topic(topic, spec)

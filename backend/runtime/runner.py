@@ -19,13 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TextIO
 
+from backend.core.dispatch import dispatch_table
 from backend.core.records import Record
+from backend.faultscript.expect import describe_expectation, mismatches
+from backend.faultscript.loader import Script, Step
+from backend.faultscript.vocabulary import SCRIPT_VOCABULARY
 from backend.runtime.cluster import Cluster
 from backend.runtime.faults import FAULTS, apply_fault
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.replay import ReplayWriter, default_replay_dir
-from backend.faultscript.expect import describe_expectation, mismatches
-from backend.faultscript.loader import Script, Step
 from backend.zk import paths
 
 APP_VERSION = "0.1.0"
@@ -123,21 +125,25 @@ class ScriptRunner:
         """Hook: the steps are over (all passed, or one failed); the cluster still runs."""
 
     def run_step(self, step: Step) -> RunResult:
-        args = step.args
-        if step.op == "wait_stable":
-            if not self.cluster.wait_stable(args["timeout_ms"] / 1000):
-                return self._fail(step, f"the cluster was not stable within {args['timeout_ms']} ms")
-        elif step.op == "wait_ms":
-            time.sleep(args["ms"] / 1000)
-        elif step.op == "expect":
-            return self._expect(step)
-        elif step.op in FAULTS:
-            result = apply_fault(self.cluster, step.op, args, source="script", prechecked=True)
-            if not result.ok:
-                return self._fail(step, f"{step.op} was refused: {result.message}")
-        else:
-            return self._fail(step, f"{step.op} cannot be run by this runner")
-        self._say(f"{step.where} {step.op} {_args_text(args)}: done")
+        return STEPS[step.op](self, step)
+
+    def _wait_stable(self, step: Step) -> RunResult:
+        if not self.cluster.wait_stable(step.args["timeout_ms"] / 1000):
+            return self._fail(step, f"the cluster was not stable within {step.args['timeout_ms']} ms")
+        return self._done(step)
+
+    def _wait_ms(self, step: Step) -> RunResult:
+        time.sleep(step.args["ms"] / 1000)
+        return self._done(step)
+
+    def _fault(self, step: Step) -> RunResult:
+        result = apply_fault(self.cluster, step.op, step.args, source="script", prechecked=True)
+        if not result.ok:
+            return self._fail(step, f"{step.op} was refused: {result.message}")
+        return self._done(step)
+
+    def _done(self, step: Step) -> RunResult:
+        self._say(f"{step.where} {step.op} {_args_text(step.args)}: done")
         return RunResult(True, "ok", step)
 
     def _expect(self, step: Step) -> RunResult:
@@ -162,6 +168,13 @@ class ScriptRunner:
 
     def _say(self, text: str) -> None:
         print(text, file=self.log, flush=True)
+
+
+STEPS: dict[str, Callable[[ScriptRunner, Step], RunResult]] = dispatch_table(SCRIPT_VOCABULARY, {
+    "wait_stable": ScriptRunner._wait_stable, "wait_ms": ScriptRunner._wait_ms, "expect": ScriptRunner._expect,
+    **{op: ScriptRunner._fault for op in FAULTS},
+}, "script steps")
+"""What the runner does with each op of the script vocabulary: its own three, and the faults."""
 
 
 def _args_text(args: dict) -> str:
