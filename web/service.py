@@ -12,7 +12,8 @@ import hmac
 import re
 from typing import Any, Callable
 
-from backend.runtime.faults import apply_fault
+from backend.runtime.fault_checks import BrokerCheck
+from backend.runtime.faults import FAULTS, apply_fault
 from backend.faultscript.cluster_spec import ClusterSpec, check_cluster
 from backend.faultscript.schema import op_schema
 from backend.faultscript.types import NO_DEFAULT
@@ -106,12 +107,23 @@ def records_since(manager: SandboxManager, sandbox_id: Any, token: Any, since: A
 
 
 def vocabulary() -> dict[str, Any]:
-    """Every op with its fields, for the page's palette and for API clients."""
+    """Every op with its fields, for the page's palette and for API clients; a fault on one
+    broker also says in which of the page's broker states it applies (``applies``), so the
+    broker menu disables it with the server's own rule and words."""
     return {"ops": [{"name": op.name, "doc": op.doc, "kind": op.kind, "schema": op_schema(op),
                      "fields": [{"name": f.name, "type": f.type.label, "doc": f.doc, "required": f.required,
                                  "default": None if f.default is NO_DEFAULT else f.default}
-                                for f in op.fields]}
+                                for f in op.fields],
+                     **_applies(op.name)}
                     for op in SCRIPT_VOCABULARY.values()]}
+
+
+def _applies(op: str) -> dict[str, Any]:
+    check = FAULTS[op].check if op in FAULTS else None
+    if not isinstance(check, BrokerCheck):
+        return {}
+    # A broker's status in the runtime is the page's broker state, but for running (alive).
+    return {"applies": {"verb": check.verb, "broker_states": [{"running": "alive"}.get(s, s) for s in check.statuses]}}
 
 
 def int_param(value: Any, name: str, default: int) -> int:

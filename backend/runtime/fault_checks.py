@@ -10,6 +10,8 @@ because the view may be a moment old.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from backend.core.config import SETTINGS, parse_value
 from backend.core.model import TopicPartition
 from backend.faultscript.limits import MAX_MESSAGES, MAX_PARTITIONS, MAX_TOPICS
@@ -20,7 +22,7 @@ class FaultRefused(Exception):
     """The fault does not apply to the cluster as it is; the message says why."""
 
 
-def broker_of(cluster: Cluster, args: dict, *statuses: str):
+def broker_of(cluster: Cluster, args: dict, *statuses: str, verb: str = "used this way"):
     """The broker ``args`` names; with ``statuses``, only if it is in one of them."""
     broker_id = args.get("broker")
     broker = cluster.brokers.get(broker_id)
@@ -28,12 +30,8 @@ def broker_of(cluster: Cluster, args: dict, *statuses: str):
         raise FaultRefused(f"there is no broker {broker_id}; this cluster has brokers {sorted(cluster.brokers)}")
     if statuses and broker.status not in statuses:
         raise FaultRefused(f"broker {broker_id} is {broker.status.replace('_', ' ')}, so it cannot be "
-                           f"{_verb(args)} (it must be {' or '.join(s.replace('_', ' ') for s in statuses)})")
+                           f"{verb} (it must be {' or '.join(s.replace('_', ' ') for s in statuses)})")
     return broker
-
-
-def _verb(args) -> str:
-    return args.get("_verb", "used this way")
 
 
 def check_topic_exists(cluster: Cluster, topic: str, must_exist: bool = True) -> None:
@@ -57,19 +55,29 @@ def partition_of(cluster: Cluster, key: str) -> TopicPartition:
     return TopicPartition(topic, int(number))
 
 
-def check_broker(verb, *statuses):
-    """A broker fault that applies in ``statuses``: "Broker 1: crashed."."""
-    def check(cluster, args):
-        broker_of(cluster, {**args, "_verb": verb}, *statuses)
-        return f"Broker {args['broker']}: {verb}."
-    return check
+@dataclass(frozen=True)
+class BrokerCheck:
+    """A fault on one broker that applies while the broker is in one of ``statuses`` — or, with
+    ``or_armed``, while a pause is armed for it. Data, not only a function: the vocabulary the page
+    loads says the same (``web.service.vocabulary``), so a button is disabled with this reason."""
+
+    verb: str
+    statuses: tuple[str, ...]
+    or_armed: bool = False
+
+    def __call__(self, cluster: Cluster, args: dict) -> str:
+        if not self.or_armed:
+            broker_of(cluster, args, *self.statuses, verb=self.verb)
+        elif (broker := broker_of(cluster, args)).status not in self.statuses and broker.pause_point.during is None:
+            raise FaultRefused(f"broker {args['broker']} is not paused (it is {broker.status.replace('_', ' ')})")
+        return f"Broker {args['broker']}: {self.verb}."
 
 
-def check_resume(cluster, args):
-    broker = broker_of(cluster, args)
-    if broker.status != "paused" and broker.pause_point.during is None:
-        raise FaultRefused(f"broker {args['broker']} is not paused (it is {broker.status.replace('_', ' ')})")
-    return f"Broker {args['broker']}: resumed."
+def check_broker(verb: str, *statuses: str) -> BrokerCheck:
+    return BrokerCheck(verb, statuses)
+
+
+check_resume = BrokerCheck("resumed", ("paused",), or_armed=True)
 
 
 def check_controller_znode(cluster, args):
@@ -150,7 +158,7 @@ def check_config(cluster, args):
 def check_stall(verb):
     """Stalling or resuming a running broker's fetching, of everything, a topic or a partition."""
     def check(cluster, args):
-        broker_of(cluster, {**args, "_verb": verb}, "running")
+        broker_of(cluster, args, "running", verb=verb)
         if args.get("partition") is not None:
             partition_of(cluster, f"{args['topic']}-{args['partition']}")
         elif args.get("topic") is not None:

@@ -1,20 +1,10 @@
 /**
- * Which faults apply right now, and why not: the same checks as backend/runtime/faults.py,
- * made on the page's view so a button can be disabled with a reason before the student clicks.
- * The server checks again (the view may be a moment old); its refusal is shown as an alert.
- * Pure: no DOM, tested by node (tests/js/actions.test.mjs).
+ * Which faults apply right now, and why not: the server's own rule for each broker fault, as
+ * /api/vocabulary states it (`applies`: the broker states it applies in, and its verb — see
+ * web/service.py), made on the page's view so a button can be disabled with a reason before
+ * the student clicks. The server checks again (the view may be a moment old); its refusal is
+ * shown as an alert. Pure: no DOM, tested by node (tests/js/actions.test.mjs).
  */
-
-// Kafka 2.8's ControllerEvent names a broker can be paused in (backend/faultscript/vocabulary.py),
-// used until /api/vocabulary answers with the list.
-export const EVENT_NAMES = [
-  'Startup', 'ControllerChange', 'Reelect', 'RegisterBrokerAndReelect', 'Expire', 'BrokerChange',
-  'BrokerModifications', 'TopicChange', 'PartitionModifications', 'TopicDeletion',
-  'TopicDeletionStopReplicaResponseReceived', 'ZkPartitionReassignment', 'IsrChangeNotification',
-  'LeaderAndIsrResponseReceived', 'UpdateMetadataResponseReceived', 'ReplicaLeaderElection',
-  'AutoPreferredReplicaLeaderElection', 'ControlledShutdown', 'UncleanLeaderElectionEnable',
-  'TopicUncleanLeaderElectionEnable',
-];
 
 export const BROKER_STATES = {
   alive: {label: 'alive', icon: '●'},
@@ -62,23 +52,31 @@ function need(broker, state, verb, allowed) {
   return `Broker ${broker} is ${stateLabel(state)}, so it cannot be ${verb} (it must be ${list}).`;
 }
 
+// The broker menu: [id, op, label, extra] — what the page calls each action; when each applies is the server's.
+const BROKER_MENU = [
+  ['crash', 'crash_broker', 'Crash'], ['restart', 'start_broker', 'Restart'],
+  ['shutdown', 'shutdown_broker', 'Controlled shutdown'], ['pause', 'pause_broker', 'Pause now'],
+  ['pause_during', 'pause_broker', 'Pause during…', {needs: 'during'}], ['resume', 'resume_broker', 'Resume'],
+  ['expire', 'expire_session', 'Expire session'],
+];
+const NO_VOCABULARY = 'The fault vocabulary has not loaded (see the message above): reload the page.';
+
+/** The ControllerEvent names a broker can be paused in: pause_broker's `during` choices. */
+export function eventNames(vocabulary) {
+  const op = vocabulary?.ops?.find((o) => o.name === 'pause_broker');
+  return op?.schema?.properties?.during?.enum ?? [];
+}
+
 /** The broker menu: every action, enabled or with the reason it does not apply. */
-export function brokerActions(view, broker) {
+export function brokerActions(view, broker, vocabulary) {
   const state = brokerState(view, broker);
   const armed = view.brokers[String(broker)]?.pause_armed ?? null;
-  const item = (id, op, label, verb, allowed, extra = {}) => {
-    const reason = need(broker, state, verb, allowed);
+  const applies = new Map((vocabulary?.ops ?? []).map((op) => [op.name, op.applies]));
+  const actions = BROKER_MENU.map(([id, op, label, extra = {}]) => {
+    const rule = applies.get(op);
+    const reason = rule ? need(broker, state, rule.verb, rule.broker_states) : NO_VOCABULARY;
     return {id, op, label, fields: {broker}, enabled: reason === null, reason, ...extra};
-  };
-  const actions = [
-    item('crash', 'crash_broker', 'Crash', 'crashed', ['alive', 'paused', 'shutting_down']),
-    item('restart', 'start_broker', 'Restart', 'started', ['crashed', 'stopped']),
-    item('shutdown', 'shutdown_broker', 'Controlled shutdown', 'shut down', ['alive']),
-    item('pause', 'pause_broker', 'Pause now', 'paused', ['alive']),
-    item('pause_during', 'pause_broker', 'Pause during…', 'paused', ['alive'], {needs: 'during'}),
-    item('resume', 'resume_broker', 'Resume', 'resumed', ['paused']),
-    item('expire', 'expire_session', 'Expire session', 'expired', ['alive', 'paused']),
-  ];
+  });
   const resume = actions.find((a) => a.id === 'resume');
   if (!resume.enabled && armed) {
     Object.assign(resume, {enabled: true, reason: null, label: `Disarm the pause during ${armed}`});

@@ -234,12 +234,12 @@ async function boot() {
       return;
     }
     status('opening the sandbox…');
-    const [sandbox, io] = await Promise.all([openSandbox(api), socketIo()]);
+    // The vocabulary first: the broker menu asks it when each fault applies.
+    const [sandbox, io] = await Promise.all([openSandbox(api), socketIo(), loadVocabulary()]);
     startSource(sandboxSource(api, io, sandbox));
     if (!sandbox.lesson) {
       maybeWelcome({teaching, api, alerts: controls.alerts, before: $('lesson')});
     }
-    await loadVocabulary();
   } catch (error) {
     status('no sandbox');
     controls.alerts.error(`Could not open a sandbox: ${error.message}`);

@@ -3,7 +3,6 @@
  * the broker menu, the fault palette, playback, keyboard shortcuts with their help overlay,
  * the sandbox settings form and the message area. Each lives in its own module under controls/.
  */
-import {EVENT_NAMES} from './actions.js';
 import {createAlerts} from './controls/alerts.js';
 import {createBrokerMenu} from './controls/broker-menu.js';
 import {createHelp, installKeyboard} from './controls/keyboard.js';
@@ -21,13 +20,9 @@ export {choose} from './controls/dialogs.js';
 export function createControls(elements, app) {
   const alerts = createAlerts(elements.errors, elements.infos);
   const help = createHelp();
-  const eventNames = () => {
-    const op = app.getVocabulary()?.ops?.find((o) => o.name === 'pause_broker');
-    const choices = op?.schema?.properties?.during?.enum ?? op?.fields?.find((f) => f.name === 'during')?.choices;
-    return Array.isArray(choices) && choices.length ? choices : EVENT_NAMES;
-  };
   const getLock = app.getLock ?? (() => null);
-  const brokerMenu = createBrokerMenu({getView: () => app.store.headView, act: app.act, eventNames, getLock});
+  const brokerMenu = createBrokerMenu({getView: () => app.store.headView, act: app.act,
+    getVocabulary: app.getVocabulary, getLock});
   const palette = createPalette(elements.palette, {getView: () => app.store.headView, getCluster: app.getCluster,
     act: app.act, getVocabulary: app.getVocabulary, getLock});
   const playback = createPlayback(elements.playback, app.store);

@@ -1,105 +1,97 @@
 /**
- * A lesson's progress in the view: `view.lesson`, folded from `lesson` records — a line-by-line
- * port of backend/view/lesson_view.py (model.js calls it for `kind: "lesson"`). The same Python
- * quirks as in model.js: `None` is `null`, `x or {}` is Python truthiness, `d.get(k)` is null
- * when the key is absent. tests/js/test_model_contract.py checks both folds on a real lesson.
- * No DOM, no globals: node runs this file as it is.
+ * A lesson's progress in the view: `view.lesson`, folded from `lesson` records — the browser's
+ * half of backend/view/lesson_view.py, the reference (model.js calls it for `kind: "lesson"`;
+ * tests/js/test_model_contract.py checks both folds on real lessons). Records come normalised
+ * (record.js). No DOM, no globals: node runs this file as it is.
  *
  * `say` is the narration of the last stop; `captions` and `revealed` (the captions and answers
  * since the student last pressed Continue) stay until the next stop is passed; `stops` holds
  * every stop with the seqs at which it was reached and passed, for Back.
  */
-import {get, orEmpty, truthy} from './py.js';
 
 /** Where a lesson is, from its records alone: the stop, narration, captions, questions, answers. */
 export function foldLesson(view, r) {
-  const toState = get(r, 'to_state');
-  const detail = orEmpty(get(r, 'detail'));
-  if (toState === 'started') {
-    view.lesson = {id: get(detail, 'lesson_id'), title: get(detail, 'title'), steps: get(detail, 'steps'),
+  const {detail} = r;
+  if (r.to_state === 'started') {
+    view.lesson = {id: detail.lesson_id ?? null, title: detail.title ?? null, steps: detail.steps ?? null,
       step: 0, op: null, line: null, status: 'running', note: null, say: null,
       captions: [], highlight: null, prompt: null, awaiting: null, question: null,
       questions: {}, revealed: [], answers: [], stop: null, stops: [],
       completed: null};
     return;
   }
-  const lesson = view.lesson;
-  if (lesson === null || lesson === undefined) return; // a lesson record before the lesson started
-  if (toState === 'step_started') {
-    stepStarted(lesson, r, detail);
-  } else if (toState === 'step_finished') {
+  const {lesson} = view;
+  if (!lesson) return; // a lesson record before the lesson started: nothing to attach it to
+  if (r.to_state === 'step_started') {
+    stepStarted(lesson, r);
+  } else if (r.to_state === 'step_finished') {
     stepFinished(lesson, r);
-  } else if (toState === 'answered') {
-    lesson.answers.push({student: get(r, 'student'), answer: get(r, 'answer'), correct: get(r, 'correct'),
-      question: truthy(get(r, 'question')) ? get(r, 'question') : get(detail, 'question_id'),
-      misconception: get(r, 'misconception'), note: get(r, 'note')});
-  } else if (toState === 'revealed') {
-    const question = get(lesson.questions, get(detail, 'question_id'));
-    if (question !== null) {
-      updateQuestion(lesson, question.id, {answer: get(r, 'answer'), explain: get(r, 'note'), state: 'revealed'});
+  } else if (r.to_state === 'answered') {
+    lesson.answers.push({student: r.student, answer: r.answer, correct: r.correct,
+      question: r.question || (detail.question_id ?? null), misconception: r.misconception, note: r.note});
+  } else if (r.to_state === 'revealed') {
+    const question = lesson.questions[detail.question_id];
+    if (question !== undefined) {
+      updateQuestion(lesson, question.id, {answer: r.answer, explain: r.note, state: 'revealed'});
       lesson.revealed.push(question.id);
     }
-  } else if (toState === 'finished') {
-    Object.assign(lesson, {status: truthy(get(detail, 'completed')) ? 'finished' : 'stopped',
-      completed: get(detail, 'completed'), note: get(r, 'note'), stop: null});
+  } else if (r.to_state === 'finished') {
+    Object.assign(lesson, {status: detail.completed ? 'finished' : 'stopped', completed: detail.completed ?? null,
+      note: r.note, stop: null});
   }
 }
 
-function stepStarted(lesson, r, detail) {
-  const step = get(r, 'step');
-  const op = get(r, 'op');
-  const args = orEmpty(get(detail, 'args'));
-  const stop = truthy(get(detail, 'stop'));
-  Object.assign(lesson, {step, op, line: get(detail, 'line'), note: get(r, 'note'),
-    status: stop ? 'waiting' : 'running'});
+function stepStarted(lesson, r) {
+  const {step, op, note, detail} = r;
+  const args = detail.args || {};
+  const stop = Boolean(detail.stop);
+  Object.assign(lesson, {step, op, line: detail.line ?? null, note, status: stop ? 'waiting' : 'running'});
   if (op === 'say') {
-    const targets = get(args, 'highlight');
-    if (truthy(get(args, 'caption'))) {
-      lesson.captions.push({step, text: get(r, 'note'), kind: 'caption'});
+    if (args.caption) {
+      lesson.captions.push({step, text: note, kind: 'caption'});
     } else {
-      lesson.say = {step, text: get(r, 'note')};
+      lesson.say = {step, text: note};
       lesson.highlight = null; // a highlight belongs to the narration it follows
     }
-    if (truthy(targets)) lesson.highlight = {step, targets, note: null};
+    if (args.highlight?.length) lesson.highlight = {step, targets: args.highlight, note: null};
   } else if (op === 'highlight') {
-    const targets = get(args, 'targets');
-    lesson.highlight = {step, targets: truthy(targets) ? targets : [], note: get(r, 'note')};
-    if (truthy(get(r, 'note'))) lesson.captions.push({step, text: get(r, 'note'), kind: 'highlight'});
+    lesson.highlight = {step, targets: args.targets?.length ? args.targets : [], note};
+    if (note) lesson.captions.push({step, text: note, kind: 'highlight'});
   } else if (op === 'predict') {
-    const question = {id: get(args, 'id'), step, text: get(detail, 'question'),
-      choices: get(detail, 'choices'), answer: null, explain: null, state: 'open'};
+    const question = {id: args.id ?? null, step, text: detail.question ?? null, choices: detail.choices ?? null,
+      answer: null, explain: null, state: 'open'};
     lesson.questions[question.id] = question;
     lesson.question = question;
   } else if (op === 'await') {
-    lesson.awaiting = {step, record: get(args, 'record'), message: get(args, 'message'),
-      timeout_ms: get(args, 'timeout_ms')};
+    lesson.awaiting = {step, record: args.record ?? null, message: args.message ?? null,
+      timeout_ms: args.timeout_ms ?? null};
   } else if (op === 'pause') {
-    lesson.prompt = get(args, 'prompt');
+    lesson.prompt = args.prompt ?? null;
   }
   if (stop) {
-    const held = get(detail, 'held_timers');
-    lesson.stop = {step, op, held: truthy(held) ? held : []};
-    lesson.stops.push({step, op, seq: get(r, 'seq'), done_seq: null});
+    lesson.stop = {step, op, held: detail.held_timers?.length ? detail.held_timers : []};
+    lesson.stops.push({step, op, seq: r.seq, done_seq: null});
   }
 }
 
 function stepFinished(lesson, r) {
-  const step = get(r, 'step');
-  const op = get(r, 'op');
+  const {step, op} = r;
   if (step === lesson.step) lesson.status = 'running';
   if (op === 'await') lesson.awaiting = null;
-  const stop = lesson.stop;
-  if (stop !== null && stop.step === step) { // Continue: what the student has seen makes way
+  if (lesson.stop !== null && lesson.stop.step === step) { // Continue: what the student has seen makes way
     Object.assign(lesson, {stop: null, captions: [], revealed: []});
-    lesson.stops[lesson.stops.length - 1].done_seq = get(r, 'seq');
-    const question = lesson.question;
-    if (op === 'predict' && question !== null && question.state === 'open') updateQuestion(lesson, question.id, {state: 'asked'});
+    lesson.stops[lesson.stops.length - 1].done_seq = r.seq;
+    const {question} = lesson;
+    if (op === 'predict' && question !== null && question.state === 'open') {
+      updateQuestion(lesson, question.id, {state: 'asked'});
+    }
   }
 }
 
-// questions[id] and, when it is that one, question (the latest): two copies in a snapshot sent as JSON.
+/** questions[id] and, when it is that one, question (the latest) change together: in a snapshot
+ * sent as JSON they are two copies, as in lesson_view.py's _update_question. */
 function updateQuestion(lesson, questionId, changes) {
-  for (const question of [get(lesson.questions, questionId), lesson.question]) {
-    if (question !== null && question.id === questionId) Object.assign(question, changes);
+  for (const question of [lesson.questions[questionId], lesson.question]) {
+    if (question && question.id === questionId) Object.assign(question, changes);
   }
 }

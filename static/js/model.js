@@ -1,16 +1,16 @@
 /**
- * What the page shows, folded from records: a pure port of backend/view/cluster_view.py.
+ * What the page shows, folded from records: the browser's half of backend/view/cluster_view.py.
  *
  * The server folds records with the Python module to hand a joining page a snapshot; the page
  * folds the records that follow with this one. Both must give exactly the same JSON for the
- * same records (tests/js/test_model_contract.py runs both on real replay logs), so this file
- * follows the Python line by line, including Python's quirks: `None` becomes `null` (never
- * `undefined`, which JSON.stringify would drop), `if x:` is Python truthiness (an empty list is
- * false), `d.get(k, default)` uses the default only when the key is absent.
+ * same records, so Python is the reference and tests/js/test_model_contract.py runs both on
+ * real replay logs. Records come normalised (record.js: every field present, null when absent,
+ * `detail` an object), so this file reads as JavaScript; the view keeps `null` (never
+ * `undefined`, which JSON.stringify would drop) where Python keeps None.
  * No DOM, no globals, only relative imports: node runs this file as it is.
  */
 import {foldLesson} from './lesson-model.js';
-import {get, has, isDict, orEmpty, pyStr, truthy} from './py.js';
+import {normalize} from './record.js';
 
 export const REQUESTS_KEPT = 60;
 const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
@@ -31,11 +31,11 @@ export function emptyView() {
 /** Apply `records` (objects, as on the wire) in order to a copy of `view`. */
 export function fold(records, view) {
   const out = view == null ? emptyView() : clone(view);
-  for (const record of records) apply(out, record);
+  for (const record of records) apply(out, normalize(record));
   return out;
 }
 
-/** Apply one record to `view` in place (records must come in seq order); returns the view. */
+/** Apply one normalised record to `view` in place (in seq order); returns the view. */
 export function apply(view, r) {
   if (r.seq <= view.seq) return view; // already folded: a reconnecting page may see a record twice
   view.seq = r.seq;
@@ -51,137 +51,130 @@ export function clone(view) {
 
 // -- ZooKeeper: the truth -----------------------------------------------------------------------
 function zk(view, r) {
-  const detail = orEmpty(r.detail);
-  const path = truthy(get(detail, 'path')) ? detail.path : r.subject.slice('znode:'.length);
+  const path = r.detail.path || r.subject.slice('znode:'.length);
   if (r.to_state === 'write_refused') {
-    view.last_refused = {path, seq: r.seq, write: get(detail, 'write'), note: get(r, 'note'),
-      outcome: get(r, 'outcome')};
-    if (has(view.znodes, path)) view.znodes[path].refused_seq = r.seq;
+    // Kept apart from the znode too: a refused delete of a znode already gone has no znode to
+    // mark, and a page scrubbed to this seq must still show that ZooKeeper said no.
+    view.last_refused = {path, seq: r.seq, write: r.detail.write ?? null, note: r.note, outcome: r.outcome};
+    if (path in view.znodes) view.znodes[path].refused_seq = r.seq;
     return;
   }
   if (r.to_state === 'deleted') {
     delete view.znodes[path];
   } else {
-    view.znodes[path] = {data: get(detail, 'data'), version: get(r, 'zk_version'),
-      ephemeral_owner: get(detail, 'ephemeral_owner'), owner_broker: get(r, 'broker_id'),
-      czxid: get(detail, 'czxid'), zxid: get(r, 'zxid'), changed_seq: r.seq};
+    view.znodes[path] = {data: r.detail.data ?? null, version: r.zk_version,
+      ephemeral_owner: r.detail.ephemeral_owner ?? null, owner_broker: r.broker_id,
+      czxid: r.detail.czxid ?? null, zxid: r.zxid, changed_seq: r.seq};
   }
-  const data = r.to_state !== 'deleted' ? get(detail, 'data') : null;
+  const data = r.to_state !== 'deleted' ? r.detail.data ?? null : null;
   let m;
   if (path === '/controller') {
-    view.controller = data === null ? null : {id: get(data, 'brokerid'), epoch: view.controller_epoch};
+    view.controller = data === null ? null : {id: data.brokerid ?? null, epoch: view.controller_epoch};
   } else if (path === '/controller_epoch') {
     if (data !== null) {
       view.controller_epoch = data;
       if (view.controller !== null) view.controller.epoch = data;
     }
-  } else if ((m = STATE_PATH.exec(path)) && isDict(data)) {
-    Object.assign(partitionOf(view, m[1], Number.parseInt(m[2], 10)), {
-      leader: get(data, 'leader'), isr: get(data, 'isr'), leader_epoch: get(data, 'leader_epoch'),
-      controller_epoch: get(data, 'controller_epoch'), zk_version: get(r, 'zk_version'), changed_seq: r.seq});
-  } else if (STATE_PATH.test(path)) {
-    // a partition state znode without a JSON object: nothing to fold (Python's elif chain stops here)
-  } else if ((m = TOPIC_PATH.exec(path))) {
-    const topic = m[1];
-    if (data === null) {
-      for (const key of Object.keys(view.partitions)) {
-        if (view.partitions[key].topic === topic) delete view.partitions[key];
-      }
-    } else if (isDict(data)) {
-      const adding = orEmpty(get(data, 'adding_replicas'));
-      const removing = orEmpty(get(data, 'removing_replicas'));
-      for (const [p, replicas] of Object.entries(orEmpty(get(data, 'partitions')))) {
-        Object.assign(partitionOf(view, topic, Number.parseInt(p, 10)), {
-          replicas, adding: get(adding, p, []), removing: get(removing, p, [])});
-      }
+  } else if ((m = STATE_PATH.exec(path))) {
+    if (isObject(data)) {
+      Object.assign(partitionOf(view, m[1], Number(m[2])), {
+        leader: data.leader ?? null, isr: data.isr ?? null, leader_epoch: data.leader_epoch ?? null,
+        controller_epoch: data.controller_epoch ?? null, zk_version: r.zk_version, changed_seq: r.seq});
     }
+  } else if ((m = TOPIC_PATH.exec(path))) {
+    topicZnode(view, m[1], data);
   } else if ((m = CONFIG_PATH.exec(path))) {
     // Dynamic configs as kafka-configs.sh writes them: /config/topics/T, /config/brokers/<default>.
-    const config = isDict(data) ? get(data, 'config') : null;
-    if (isDict(config)) view.config[m[1]][m[2]] = config;
+    const config = isObject(data) ? data.config : null;
+    if (isObject(config)) view.config[m[1]][m[2]] = config;
     else delete view.config[m[1]][m[2]];
   } else if ((m = BROKER_PATH.exec(path))) {
-    const broker = brokerOf(view, Number.parseInt(m[1], 10));
+    const broker = brokerOf(view, Number(m[1]));
     broker.registered = data !== null;
-    if (data !== null) broker.broker_epoch = get(detail, 'czxid');
+    if (data !== null) broker.broker_epoch = r.detail.czxid ?? null;
+  }
+}
+
+/** /brokers/topics/T: the assignment, with the replicas a reassignment adds and removes. */
+function topicZnode(view, topic, data) {
+  if (data === null) {
+    for (const [key, partition] of Object.entries(view.partitions)) {
+      if (partition.topic === topic) delete view.partitions[key];
+    }
+  } else if (isObject(data)) {
+    const adding = data.adding_replicas || {};
+    const removing = data.removing_replicas || {};
+    for (const [p, replicas] of Object.entries(data.partitions || {})) {
+      Object.assign(partitionOf(view, topic, Number(p)), {replicas, adding: adding[p] ?? [], removing: removing[p] ?? []});
+    }
   }
 }
 
 // -- what the controller and brokers report -----------------------------------------------------
 function controller(view, r) {
-  const toState = get(r, 'to_state');
-  const broker = get(r, 'broker_id');
-  if (toState === 'elected') {
-    view.controller = {id: broker, epoch: get(r, 'controller_epoch')};
-    view.controller_epoch = get(r, 'controller_epoch');
-  } else if (toState === 'resigned' && truthy(view.controller) && view.controller.id === broker) {
+  if (r.to_state === 'elected') {
+    view.controller = {id: r.broker_id, epoch: r.controller_epoch};
+    view.controller_epoch = r.controller_epoch;
+  } else if (r.to_state === 'resigned' && view.controller && view.controller.id === r.broker_id) {
     view.controller.resigned = true;
   }
 }
 
 function partitionRecord(view, r) {
-  const outcome = get(r, 'outcome');
-  if ((outcome !== null && outcome !== 'ok') || get(r, 'topic') === null) return;
+  if ((r.outcome !== null && r.outcome !== 'ok') || r.topic === null) return;
   const partition = partitionOf(view, r.topic, r.partition);
-  partition.state = get(r, 'to_state');
+  partition.state = r.to_state;
   if (r.to_state === 'NonExistentPartition') {
-    delete view.partitions[`${r.topic}-${pyStr(r.partition)}`];
+    delete view.partitions[`${r.topic}-${r.partition}`];
     return;
   }
   leaderFields(partition, r);
-  if (truthy(get(r, 'note'))) partition.why = r.note;
+  if (r.note) partition.why = r.note;
 }
 
 function electionOrIsr(view, r) {
-  if (get(r, 'outcome') !== 'ok' || get(r, 'topic') === null) return;
+  if (r.outcome !== 'ok' || r.topic === null) return;
   const partition = partitionOf(view, r.topic, r.partition);
-  if (get(r, 'leader') !== null) leaderFields(partition, r);
-  partition.why = get(r, 'note');
+  if (r.leader !== null) leaderFields(partition, r);
+  partition.why = r.note;
 }
 
 function replica(view, r) {
-  if (get(r, 'outcome') !== 'ok') return;
-  const key = `${pyStr(r.topic)}-${pyStr(r.partition)}/${pyStr(r.broker_id)}`;
+  if (r.outcome !== 'ok') return;
+  const key = `${r.topic}-${r.partition}/${r.broker_id}`;
   if (r.to_state === 'NonExistentReplica') {
     delete view.replicas[key];
   } else {
-    view.replicas[key] = {state: get(r, 'to_state'), broker: r.broker_id, topic: r.topic, partition: r.partition};
+    view.replicas[key] = {state: r.to_state, broker: r.broker_id, topic: r.topic, partition: r.partition};
   }
 }
 
 function brokerRecord(view, r) {
   const broker = brokerOf(view, r.broker_id);
-  const toState = get(r, 'to_state');
-  const detail = orEmpty(r.detail);
-  if (toState === 'pause_armed') {
-    broker.pause_armed = get(detail, 'during');
-  } else if (BROKER_STATES.has(toState)) {
-    broker.state = BROKER_STATES.get(toState);
-    if (toState === 'paused' || toState === 'crashed' || toState === 'stopped') broker.pause_armed = null;
+  if (r.to_state === 'pause_armed') {
+    broker.pause_armed = r.detail.during ?? null;
+  } else if (BROKER_STATES.has(r.to_state)) {
+    broker.state = BROKER_STATES.get(r.to_state);
+    if (['paused', 'crashed', 'stopped'].includes(r.to_state)) broker.pause_armed = null;
   }
-  if (toState === 'registered') {
-    broker.broker_epoch = get(detail, 'broker_epoch');
-    broker.session = get(detail, 'session_id');
+  if (r.to_state === 'registered') {
+    broker.broker_epoch = r.detail.broker_epoch ?? null;
+    broker.session = r.detail.session_id ?? null;
   }
-  if (toState === 'session_lost' || toState === 'session_expired') broker.session_expired_seq = r.seq;
+  if (r.to_state === 'session_lost' || r.to_state === 'session_expired') broker.session_expired_seq = r.seq;
 }
 
 function controllerEvent(view, r) {
-  const owner = pyStr(r.broker_id);
-  if (!has(view.events, owner)) view.events[owner] = {state: 'Idle', current: null, queue: []};
-  const events = view.events[owner];
-  const subject = r.subject;
-  const eventId = Number.parseInt(subject.slice(subject.lastIndexOf('#') + 1), 10);
-  const name = get(r, 'op');
-  const toState = get(r, 'to_state');
+  const events = view.events[r.broker_id] ??= {state: 'Idle', current: null, queue: []};
+  const eventId = Number(r.subject.slice(r.subject.lastIndexOf('#') + 1));
+  const name = r.op;
   events.queue = events.queue.filter((e) => e.id !== eventId);
-  if (toState === 'queued') {
+  if (r.to_state === 'queued') {
     events.queue.push({id: eventId, name});
-  } else if (toState === 'processing') {
+  } else if (r.to_state === 'processing') {
     events.current = {id: eventId, name};
-    events.state = get(orEmpty(r.detail), 'controller_state', name);
-  } else if ((toState === 'processed' || toState === 'failed') && truthy(events.current)
-             && events.current.id === eventId) {
+    events.state = 'controller_state' in r.detail ? r.detail.controller_state : name;
+  } else if ((r.to_state === 'processed' || r.to_state === 'failed') && events.current?.id === eventId) {
     events.current = null;
     events.state = 'Idle';
   }
@@ -189,73 +182,62 @@ function controllerEvent(view, r) {
 
 function request(view, r) {
   const key = r.subject.slice('request:'.length);
-  if (!has(view.requests, key)) {
-    view.requests[key] = {name: get(r, 'op'), from: get(r, 'controller_id'), epoch: get(r, 'controller_epoch'),
-      to: get(r, 'broker_id'), sent_seq: r.seq};
-  }
-  Object.assign(view.requests[key], {state: get(r, 'to_state'), outcome: get(r, 'outcome'), seq: r.seq});
+  view.requests[key] ??= {name: r.op, from: r.controller_id, epoch: r.controller_epoch, to: r.broker_id,
+    sent_seq: r.seq};
+  Object.assign(view.requests[key], {state: r.to_state, outcome: r.outcome, seq: r.seq});
   const keys = Object.keys(view.requests);
   if (keys.length > REQUESTS_KEPT) {
-    let oldest = keys[0];
-    for (const k of keys) if (view.requests[k].seq < view.requests[oldest].seq) oldest = k;
+    const oldest = keys.reduce((a, b) => (view.requests[b].seq < view.requests[a].seq ? b : a));
     delete view.requests[oldest];
   }
 }
 
 /** The data plane: log end offsets and high watermarks, acknowledged messages lost. */
 function log(view, r) {
-  if (get(r, 'topic') === null) return;
+  if (r.topic === null) return;
   const partition = partitionOf(view, r.topic, r.partition);
-  const detail = orEmpty(r.detail);
-  const toState = get(r, 'to_state');
-  if ((toState === 'fetched' || toState === 'truncated') && get(r, 'broker_id') !== null) {
-    const key = `${pyStr(r.topic)}-${pyStr(r.partition)}/${pyStr(r.broker_id)}`;
-    if (!has(view.replicas, key)) {
-      view.replicas[key] = {state: null, broker: r.broker_id, topic: r.topic, partition: r.partition};
-    }
-    Object.assign(view.replicas[key], {leo: get(detail, 'leo'), hw: get(detail, 'hw')});
-  } else if (toState === 'hw') {
-    Object.assign(partition, {hw: get(r, 'offset'), leo: get(detail, 'leo')});
-  } else if (toState === 'leader_log') {
-    Object.assign(partition, {hw: get(detail, 'hw'), leo: get(detail, 'leo')});
-  } else if (toState === 'acknowledged' && get(r, 'offset') !== null) {
-    partition.leo = Math.max(get(partition, 'leo') || 0, r.offset + (get(r, 'count') || 0));
-  } else if (toState === 'lost') {
-    partition.lost = (get(partition, 'lost') || 0) + (get(r, 'count') || 0);
+  const {detail} = r;
+  if ((r.to_state === 'fetched' || r.to_state === 'truncated') && r.broker_id !== null) {
+    const key = `${r.topic}-${r.partition}/${r.broker_id}`;
+    view.replicas[key] ??= {state: null, broker: r.broker_id, topic: r.topic, partition: r.partition};
+    Object.assign(view.replicas[key], {leo: detail.leo ?? null, hw: detail.hw ?? null});
+  } else if (r.to_state === 'hw') {
+    Object.assign(partition, {hw: r.offset, leo: detail.leo ?? null});
+  } else if (r.to_state === 'leader_log') {
+    Object.assign(partition, {hw: detail.hw ?? null, leo: detail.leo ?? null});
+  } else if (r.to_state === 'acknowledged' && r.offset !== null) {
+    partition.leo = Math.max(partition.leo || 0, r.offset + (r.count || 0));
+  } else if (r.to_state === 'lost') {
+    partition.lost = (partition.lost || 0) + (r.count || 0);
   }
 }
 
 function fault(view, r) {
-  view.last_fault = {op: get(r, 'op'), outcome: get(r, 'outcome'), note: get(r, 'note'), seq: r.seq};
+  view.last_fault = {op: r.op, outcome: r.outcome, note: r.note, seq: r.seq};
 }
 
 // -- helpers --------------------------------------------------------------------------------------
 function partitionOf(view, topic, partition) {
-  const key = `${pyStr(topic)}-${pyStr(partition)}`;
-  if (!has(view.partitions, key)) {
-    view.partitions[key] = {topic, partition, replicas: [], adding: [], removing: [], leader: null,
-      isr: [], leader_epoch: null, controller_epoch: null, zk_version: null, state: null,
-      why: null, changed_seq: null, hw: null, leo: null, lost: 0};
-  }
-  return view.partitions[key];
+  return view.partitions[`${topic}-${partition}`] ??= {topic, partition, replicas: [], adding: [], removing: [],
+    leader: null, isr: [], leader_epoch: null, controller_epoch: null, zk_version: null, state: null, why: null,
+    changed_seq: null, hw: null, leo: null, lost: 0};
 }
 
 function brokerOf(view, brokerId) {
-  const key = pyStr(brokerId);
-  if (!has(view.brokers, key)) {
-    view.brokers[key] = {id: brokerId, state: 'stopped', registered: false, broker_epoch: null, session: null,
-      pause_armed: null, session_expired_seq: null};
-  }
-  return view.brokers[key];
+  return view.brokers[brokerId] ??= {id: brokerId, state: 'stopped', registered: false, broker_epoch: null,
+    session: null, pause_armed: null, session_expired_seq: null};
 }
 
 function leaderFields(partition, r) {
   for (const field of ['leader', 'isr', 'leader_epoch', 'zk_version']) {
-    if (get(r, field) !== null) partition[field] = r[field];
+    if (r[field] !== null) partition[field] = r[field];
   }
-  if (get(r, 'controller_epoch') !== null && r.kind !== 'isr') partition.controller_epoch = r.controller_epoch;
-  const replicas = get(orEmpty(r.detail), 'replicas');
-  if (truthy(replicas)) partition.replicas = replicas;
+  if (r.controller_epoch !== null && r.kind !== 'isr') partition.controller_epoch = r.controller_epoch;
+  if (r.detail.replicas?.length) partition.replicas = r.detail.replicas;
+}
+
+function isObject(x) {
+  return x !== null && typeof x === 'object' && !Array.isArray(x);
 }
 
 const HANDLERS = new Map([

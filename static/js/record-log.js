@@ -8,11 +8,13 @@
  * when a rejoin's snapshot shows that records were missed. Checkpoints of the head fold (every
  * `checkpointEvery` records) let the store rebuild the view at any seq quickly; the records
  * before the snapshot can be fetched (loadHistory), after which the log starts at seq 0.
+ * Every record is normalised as it comes in (record.js): the rest of the page reads plain fields.
  *
  * The log tells its owner what happens through `hooks`: beforeAppend(), added(records),
  * reset(), prepended(records), status(status), error(message). Pure: no DOM.
  */
 import {apply, clone, emptyView} from './model.js';
+import {normalize} from './record.js';
 
 export const GAP_WAIT_MS = 1000;
 export const CHECKPOINT_EVERY = 250;
@@ -132,7 +134,7 @@ export class RecordLog {
         this._duplicates += 1;
         continue;
       }
-      this._pending.set(r.seq, r);
+      this._pending.set(r.seq, normalize(r));
     }
     if (this._ready) this._drain();
   }
@@ -256,7 +258,7 @@ export class RecordLog {
         const answer = await this._fetchRecords(since, Math.min(PAGE, base.seq + 1 - since));
         const before = history.length;
         for (const r of (answer.records ?? []).filter((x) => x.seq <= base.seq).sort((a, b) => a.seq - b.seq)) {
-          if (r.seq === history.length) history.push(r);
+          if (r.seq === history.length) history.push(normalize(r));
         }
         if (history.length === before) throw new Error(`the server has no records from seq ${since}`);
       }

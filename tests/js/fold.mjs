@@ -7,6 +7,7 @@
 // A replay log's first line is its session header; every other line is one record.
 import {readFileSync} from 'node:fs';
 import {apply, clone, emptyView} from '../../static/js/model.js';
+import {normalize} from '../../static/js/record.js';
 
 const args = process.argv.slice(2);
 const path = args[0];
@@ -24,7 +25,7 @@ for (const line of readFileSync(path, 'utf8').split('\n')) {
   if (!line.trim()) continue;
   const data = JSON.parse(line);
   if (data.kind === 'session') continue; // the header
-  records.push(data);
+  records.push(normalize(data)); // as the page does when a record arrives (record-log.js)
 }
 
 const snapshotFile = option('--snapshot');

@@ -3,10 +3,10 @@
  * during a ControllerEvent), resume, expire session. Actions that do not apply to the broker
  * as it is now are disabled, and say why — in the tooltip and in plain text under the item.
  */
-import {brokerActions, lockActions, stateLabel} from '../actions.js';
+import {brokerActions, eventNames, lockActions, stateLabel} from '../actions.js';
 import {askForm} from './dialogs.js';
 
-export function createBrokerMenu({getView, act, eventNames, getLock = () => null}) {
+export function createBrokerMenu({getView, act, getVocabulary, getLock = () => null}) {
   const menu = document.createElement('div');
   menu.className = 'broker-menu hidden';
   menu.setAttribute('role', 'menu');
@@ -36,7 +36,7 @@ export function createBrokerMenu({getView, act, eventNames, getLock = () => null
     menu.setAttribute('aria-label', `Actions for broker ${brokerId}`);
     menu.append(title);
     const locked = getLock();
-    const actions = brokerActions(view, brokerId);
+    const actions = brokerActions(view, brokerId, getVocabulary());
     if (locked) { // one reason for all, said once
       const why = document.createElement('small');
       why.className = 'why-not locked';
@@ -72,7 +72,7 @@ export function createBrokerMenu({getView, act, eventNames, getLock = () => null
     close();
     let fields = action.fields;
     if (action.needs === 'during') {
-      const names = eventNames();
+      const names = eventNames(getVocabulary());
       const values = await askForm(`Pause broker ${brokerId} during an event`, [
         {name: 'during', label: 'Freeze when its controller starts handling', type: 'select',
           options: names.map((n) => ({value: n, label: n})), value: 'ReplicaLeaderElection',

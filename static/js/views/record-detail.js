@@ -4,6 +4,7 @@
  * "why" back to the fault that started it.
  */
 import d3 from '/vendor/d3.mjs';
+import {presentFields} from '../record.js';
 import {prettyJson} from './util.js';
 
 const FIRST = ['seq', 'kind', 'subject', 'from_state', 'to_state', 'outcome', 'cause', 'cause_seq'];
@@ -56,14 +57,14 @@ export function createRecordDetail(container, {onSelect, onScrub}) {
     root.append('button').attr('type', 'button').attr('class', 'scrub-here')
       .text(`Show the cluster right after #${record.seq}`).on('click', () => onScrub(record.seq));
 
-    const fields = [...FIRST.filter((k) => k in record),
-      ...Object.keys(record).filter((k) => !FIRST.includes(k) && k !== 'detail')];
+    const present = presentFields(record);
+    const fields = [...FIRST.filter((k) => present.includes(k)), ...present.filter((k) => !FIRST.includes(k))];
     const dl = root.append('dl').attr('class', 'fields');
     for (const key of fields) {
       dl.append('dt').text(key);
       dl.append('dd').text(key === 'ts_ms' ? `${record[key]} (${new Date(record[key]).toISOString()})` : JSON.stringify(record[key]));
     }
-    if (record.detail) {
+    if (Object.keys(record.detail ?? {}).length) {
       root.append('h4').text('detail');
       root.append('pre').attr('class', 'detail-json').text(prettyJson(record.detail));
     }

@@ -142,7 +142,7 @@ export function createTimelineView(container, {store, onScrub, invalidate}) {
       .classed('future', (d) => d.seq > ctx.seq)
       .classed('current', (d) => d.seq === ctx.seq)
       .classed('selected', (d) => d.seq === selected)
-      .classed('bad', (d) => d.r.outcome !== undefined && d.r.outcome !== 'ok')
+      .classed('bad', (d) => d.r.outcome !== null && d.r.outcome !== 'ok')
       .attr('aria-current', (d) => (d.seq === ctx.seq ? 'step' : null))
       .attr('aria-pressed', (d) => String(d.seq === selected));
     const held = store.count;
@@ -181,7 +181,7 @@ function aboutBroker(r, b) {
 }
 
 function aboutPartition(r, key) {
-  if (r.topic !== undefined && r.partition !== undefined && `${r.topic}-${r.partition}` === key) return true;
+  if (r.topic !== null && r.partition !== null && `${r.topic}-${r.partition}` === key) return true;
   if (r.subject === `partition:${key}` || r.subject.startsWith(`replica:${key}/`)) return true;
   const dash = key.lastIndexOf('-');
   return r.subject === `znode:/brokers/topics/${key.slice(0, dash)}/partitions/${key.slice(dash + 1)}/state`;
