@@ -20,17 +20,17 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NoNodeError, NodeExistsError
 
-from backend.core.assignment import assign_replicas_to_brokers, start_index_for_new_partitions
+from backend.core.assignment import assign_replicas_to_brokers
 from backend.core.errors import (
-    BrokerNotAvailableException, InvalidPartitionsException, InvalidReplicaAssignmentException,
-    InvalidTopicException, TopicExistsException, UnknownTopicOrPartitionException,
+    BrokerNotAvailableException, InvalidPartitionsException, InvalidTopicException, TopicExistsException,
+    UnknownTopicOrPartitionException,
 )
 from backend.core.model import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 from . import codec, paths
 from .admin_validation import (
-    AdminOperationException, TopicAlreadyMarkedForDeletionException, broker_list, partition_ids, topics_collide,
-    validate_assignment, validate_topic_config, validate_topic_name,
+    AdminOperationException, TopicAlreadyMarkedForDeletionException, broker_list, new_partition_assignment,
+    topics_collide, validate_assignment, validate_topic_config, validate_topic_name,
 )
 
 
@@ -171,7 +171,7 @@ class AdminZkClient:
                     f"The number of partitions for a topic can only be increased. Topic {topic} currently has "
                     f"{len(existing)} partitions, {new_total} would not be an increase.")
             broker_ids = self.list_brokers() if brokers is None else sorted(set(brokers))
-            new = self._new_partitions(existing, new_total, assignment, broker_ids)
+            new = new_partition_assignment(existing, new_total, assignment, broker_ids)
             combined = {**existing, **{p: ReplicaAssignment(r) for p, r in new.items()}}
             try:
                 self._wait(self.zk.set_async(paths.topic_path(topic),
@@ -180,34 +180,6 @@ class AdminZkClient:
             except BadVersionError:
                 continue
         raise AdminOperationException(f"{paths.topic_path(topic)} kept changing; try again.")
-
-    @staticmethod
-    def _new_partitions(existing: Mapping[int, ReplicaAssignment], new_total: int,
-                        assignment: Mapping[int, Sequence[int]] | None, brokers: list[int]) -> dict[int, tuple[int, ...]]:
-        partition0 = existing[0].replicas
-        count, rf = len(existing), len(partition0)
-        if assignment is None:
-            start = start_index_for_new_partitions(brokers, partition0)
-            new = assign_replicas_to_brokers(new_total - count, rf, brokers, fixed_start_index=start,
-                                             start_partition_id=count)
-            return {p: tuple(r) for p, r in new.items()}
-        ids = partition_ids(assignment)
-        if ids != list(range(count, new_total)):
-            raise InvalidReplicaAssignmentException(
-                f"The assignment must list exactly the new partitions {list(range(count, new_total))}, got {ids}")
-        new = {p: broker_list(assignment[p], f"partition id {p}") for p in ids}
-        for p, replicas in new.items():
-            if not set(replicas) <= set(brokers):
-                raise BrokerNotAvailableException(
-                    f"Some brokers specified for partition id {p} are not available. Specified brokers: "
-                    f"{', '.join(map(str, replicas))}, available brokers: {', '.join(map(str, brokers))}.")
-        bad = {p: len(r) for p, r in new.items() if len(r) != rf}
-        if bad:
-            raise InvalidReplicaAssignmentException(
-                f"Inconsistent replication factor between partitions, partition 0 has {rf} while partitions "
-                f"[{', '.join(map(str, bad))}] have replication factors [{', '.join(map(str, bad.values()))}], "
-                "respectively.")
-        return new
 
     def delete_topic(self, topic: str) -> None:
         """``deleteTopic``: create ``/admin/delete_topics/T``; the controller does the rest (§14)."""

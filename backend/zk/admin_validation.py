@@ -7,8 +7,12 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
+from backend.core.assignment import assign_replicas_to_brokers, start_index_for_new_partitions
 from backend.core.config import SETTINGS, ConfigError, config_string, parse_value
-from backend.core.errors import InvalidReplicaAssignmentException, InvalidTopicException, KafkaException
+from backend.core.errors import (
+    BrokerNotAvailableException, InvalidReplicaAssignmentException, InvalidTopicException, KafkaException,
+)
+from backend.core.model import ReplicaAssignment
 
 
 class TopicAlreadyMarkedForDeletionException(KafkaException):
@@ -121,3 +125,35 @@ def validate_topic_config(config: Mapping[str, Any]) -> dict[str, str]:
                 raise InvalidConfigurationException(f"Invalid value {text} for configuration {name}: {error}") from None
         result[name] = text
     return result
+
+
+def new_partition_assignment(existing: Mapping[int, ReplicaAssignment], new_total: int,
+                             assignment: Mapping[int, Sequence[int]] | None, brokers: list[int]
+                             ) -> dict[int, tuple[int, ...]]:
+    """The replicas of the partitions ``addPartitions`` adds to ``existing``: Kafka's algorithm
+    with a fixed start (the first broker whose id is >= partition 0's preferred replica), or
+    ``assignment`` as given once it lists exactly the new partitions over available brokers."""
+    partition0 = existing[0].replicas
+    count, rf = len(existing), len(partition0)
+    if assignment is None:
+        start = start_index_for_new_partitions(brokers, partition0)
+        new = assign_replicas_to_brokers(new_total - count, rf, brokers, fixed_start_index=start,
+                                         start_partition_id=count)
+        return {p: tuple(r) for p, r in new.items()}
+    ids = partition_ids(assignment)
+    if ids != list(range(count, new_total)):
+        raise InvalidReplicaAssignmentException(
+            f"The assignment must list exactly the new partitions {list(range(count, new_total))}, got {ids}")
+    new = {p: broker_list(assignment[p], f"partition id {p}") for p in ids}
+    for p, replicas in new.items():
+        if not set(replicas) <= set(brokers):
+            raise BrokerNotAvailableException(
+                f"Some brokers specified for partition id {p} are not available. Specified brokers: "
+                f"{', '.join(map(str, replicas))}, available brokers: {', '.join(map(str, brokers))}.")
+    bad = {p: len(r) for p, r in new.items() if len(r) != rf}
+    if bad:
+        raise InvalidReplicaAssignmentException(
+            f"Inconsistent replication factor between partitions, partition 0 has {rf} while partitions "
+            f"[{', '.join(map(str, bad))}] have replication factors [{', '.join(map(str, bad.values()))}], "
+            "respectively.")
+    return new

@@ -12,6 +12,7 @@ The typed writes of ``backend.core.controller.plan`` become transactions here; s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from kazoo.client import KazooClient
@@ -70,7 +71,7 @@ class FencedWriter:
 
     # -- the writes ----------------------------------------------------------------------------------
     def execute(self, writes) -> list[WriteResult]:
-        self._create_parents([w for w in writes if isinstance(w, CreatePartitionState)])
+        self._create_parents([w for w in writes if type(w) is CreatePartitionState])
         if not self.pipelined:
             return [self._collect(w, self._submit(w)) for w in writes]
         submitted = []
@@ -98,74 +99,52 @@ class FencedWriter:
                     pass  # the state create below reports it
 
     def _submit(self, write):
-        if isinstance(write, UpdatePartitionState):
-            tp = write.topic_partition
-            path = paths.partition_state_path(tp.topic, tp.partition)
-            data = codec.encode_partition_state(write.state)
-            return self._tx([lambda tx: tx.set_data(path, data, version=write.state.leader_and_isr.zk_version)])
-        if isinstance(write, CreatePartitionState):
-            tp = write.topic_partition
-            path = paths.partition_state_path(tp.topic, tp.partition)
-            data = codec.encode_partition_state(write.state)
-            return self._tx([lambda tx: tx.create(path, data)])
-        if isinstance(write, DeleteController):
-            return self._tx([lambda tx: tx.delete(paths.CONTROLLER)])
-        if isinstance(write, DeletePreferredReplicaElection):
-            return self._tx([lambda tx: tx.delete(paths.PREFERRED_REPLICA_ELECTION)])
-        return None  # the others are read-modify-write or many transactions: done in _collect
+        """A write that is one transaction is submitted now (pipelined); the others at collection."""
+        transaction = WRITES[type(write)].transaction
+        return self._tx([transaction(write)]) if transaction is not None else None
 
     def _collect(self, write, handle) -> WriteResult:
+        kind = WRITES[type(write)]
         try:
-            if isinstance(write, UpdatePartitionState):
-                return WriteResult("ok", zk_version=self._wait(handle)[1].version)
-            if isinstance(write, CreatePartitionState):
-                self._wait(handle)
-                return WriteResult("ok", zk_version=0)
-            if isinstance(write, (DeleteController, DeletePreferredReplicaElection)):
-                self._wait(handle, ignore=(NoNodeError,))
+            if handle is None:
+                kind.perform(self, write)
                 return WriteResult("ok")
-            return self._perform(write)
+            results = self._wait(handle, ignore=kind.ignore)
+            return WriteResult("ok", zk_version=kind.version(results))
         except Fenced:
             self._refused(write, "rejected_stale_epoch", (
-                f"ZooKeeper refused the write of {_path(write)}: /controller_epoch is no longer at version "
+                f"ZooKeeper refused the write of {kind.path(write)}: /controller_epoch is no longer at version "
                 f"{self.epoch_zk_version}, so this controller has been replaced (its write is fenced)."))
             return WriteResult("rejected_stale_epoch")
         except BadVersionError:
             self._refused(write, "bad_version", (
-                f"The write of {_path(write)} failed with BADVERSION: someone changed the znode since it was "
+                f"The write of {kind.path(write)} failed with BADVERSION: someone changed the znode since it was "
                 f"read; the controller reads it again and retries."))
             return WriteResult("bad_version")
         except (ZookeeperError, Exception) as exc:  # noqa: BLE001 - every outcome becomes a value
             return WriteResult("error", reason=f"{type(exc).__name__}: {exc}".rstrip(": "))
 
-    def _perform(self, write) -> WriteResult:
-        if isinstance(write, SetTopicAssignment):
-            path = paths.topic_path(write.topic)
-            topic_id = write.topic_id
-            if topic_id is None:  # keep the id the topic already has (Kafka passes topicIds.get(topic))
-                try:
-                    topic_id = codec.decode_topic_assignment(write.topic, self.zk.get(path)[0]).topic_id
-                except NoNodeError:
-                    pass
-            data = codec.encode_topic_assignment(write.assignment, topic_id)
-            self._wait(self._tx([lambda tx: tx.set_data(path, data)]))
-        elif isinstance(write, DeleteTopicZnodes):
-            self._delete_recursive(paths.topic_path(write.topic))
-            for path in (paths.topic_config_path(write.topic), paths.delete_topic_path(write.topic)):
-                self._wait(self._tx([lambda tx, p=path: tx.delete(p)]), ignore=(NoNodeError,))
-        elif isinstance(write, DeleteTopicDeletionFlags):
-            handles = [self._tx([lambda tx, t=t: tx.delete(paths.delete_topic_path(t))]) for t in write.topics]
-            for handle in handles:
-                self._wait(handle, ignore=(NoNodeError,))
-        elif isinstance(write, DeleteIsrChangeNotifications):
-            handles = [self._tx([lambda tx, n=n: tx.delete(paths.isr_change_path(n))]) for n in write.sequence_numbers]
-            for handle in handles:
-                self._wait(handle, ignore=(NoNodeError,))
-        elif isinstance(write, RemoveFromPartitionReassignment):
-            self._remove_from_reassignment(write)
-        else:
-            raise TypeError(f"unknown write {write!r}")
-        return WriteResult("ok")
+    def _set_topic_assignment(self, write: SetTopicAssignment) -> None:
+        path = paths.topic_path(write.topic)
+        topic_id = write.topic_id
+        if topic_id is None:  # keep the id the topic already has (Kafka passes topicIds.get(topic))
+            try:
+                topic_id = codec.decode_topic_assignment(write.topic, self.zk.get(path)[0]).topic_id
+            except NoNodeError:
+                pass
+        data = codec.encode_topic_assignment(write.assignment, topic_id)
+        self._wait(self._tx([lambda tx: tx.set_data(path, data)]))
+
+    def _delete_topic_znodes(self, write: DeleteTopicZnodes) -> None:
+        self._delete_recursive(paths.topic_path(write.topic))
+        for path in (paths.topic_config_path(write.topic), paths.delete_topic_path(write.topic)):
+            self._wait(self._tx([lambda tx, p=path: tx.delete(p)]), ignore=(NoNodeError,))
+
+    def _delete_each(self, paths_to_delete) -> None:
+        """One fenced delete per znode, pipelined; a znode already gone is fine."""
+        handles = [self._tx([lambda tx, p=path: tx.delete(p)]) for path in paths_to_delete]
+        for handle in handles:
+            self._wait(handle, ignore=(NoNodeError,))
 
     def _delete_recursive(self, root: str) -> None:
         order, stack = [], [root]
@@ -203,23 +182,49 @@ class FencedWriter:
                 continue
 
     def _refused(self, write, outcome: str, note: str) -> None:
-        path = _path(write)
+        path = WRITES[type(write)].path(write)
         self._emit([Record(kind="zk", subject=znode_subject(path), to_state="write_refused", outcome=outcome,
                            note=note, detail={"path": path, "write": type(write).__name__,
                                               "controller_epoch_version": self.epoch_zk_version})])
 
 
-def _path(write) -> str:
-    if isinstance(write, (UpdatePartitionState, CreatePartitionState)):
-        return paths.partition_state_path(write.topic_partition.topic, write.topic_partition.partition)
-    if isinstance(write, (SetTopicAssignment, DeleteTopicZnodes)):
-        return paths.topic_path(write.topic)
-    if isinstance(write, DeleteController):
-        return paths.CONTROLLER
-    if isinstance(write, DeletePreferredReplicaElection):
-        return paths.PREFERRED_REPLICA_ELECTION
-    if isinstance(write, RemoveFromPartitionReassignment):
-        return paths.REASSIGN_PARTITIONS
-    if isinstance(write, DeleteTopicDeletionFlags):
-        return paths.DELETE_TOPICS
-    return paths.ISR_CHANGE_NOTIFICATION
+@dataclass(frozen=True)
+class _Write:
+    """How one kind of write is carried out: the znode it names (for records), and either one
+    transaction (``transaction(write)`` adds its operation; ``version(results)`` is the outcome's
+    znode version) or several steps (``perform``)."""
+
+    path: Callable[[object], str]
+    transaction: Callable[[object], Callable] | None = None
+    version: Callable[[list], int | None] = lambda results: None
+    ignore: tuple = ()
+    perform: Callable[[FencedWriter, object], None] | None = None
+
+
+def _state_path(write) -> str:
+    return paths.partition_state_path(write.topic_partition.topic, write.topic_partition.partition)
+
+
+WRITES: dict[type, _Write] = {
+    UpdatePartitionState: _Write(
+        _state_path, lambda w: lambda tx: tx.set_data(_state_path(w), codec.encode_partition_state(w.state),
+                                                      version=w.state.leader_and_isr.zk_version),
+        version=lambda results: results[1].version),
+    CreatePartitionState: _Write(
+        _state_path, lambda w: lambda tx: tx.create(_state_path(w), codec.encode_partition_state(w.state)),
+        version=lambda results: 0),
+    DeleteController: _Write(lambda w: paths.CONTROLLER, lambda w: lambda tx: tx.delete(paths.CONTROLLER),
+                             ignore=(NoNodeError,)),
+    DeletePreferredReplicaElection: _Write(lambda w: paths.PREFERRED_REPLICA_ELECTION,
+                                           lambda w: lambda tx: tx.delete(paths.PREFERRED_REPLICA_ELECTION),
+                                           ignore=(NoNodeError,)),
+    SetTopicAssignment: _Write(lambda w: paths.topic_path(w.topic), perform=FencedWriter._set_topic_assignment),
+    DeleteTopicZnodes: _Write(lambda w: paths.topic_path(w.topic), perform=FencedWriter._delete_topic_znodes),
+    DeleteTopicDeletionFlags: _Write(lambda w: paths.DELETE_TOPICS, perform=lambda writer, w: writer._delete_each(
+        paths.delete_topic_path(t) for t in w.topics)),
+    DeleteIsrChangeNotifications: _Write(lambda w: paths.ISR_CHANGE_NOTIFICATION, perform=lambda writer, w:
+                                         writer._delete_each(paths.isr_change_path(n) for n in w.sequence_numbers)),
+    RemoveFromPartitionReassignment: _Write(lambda w: paths.REASSIGN_PARTITIONS,
+                                            perform=FencedWriter._remove_from_reassignment),
+}
+"""Every write of ``backend.core.controller.plan``, by type: the one place a write's kind is asked."""
