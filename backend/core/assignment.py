@@ -10,10 +10,12 @@ which makes every assignment reproducible in a lesson.
 
 from __future__ import annotations
 
-import random
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from .errors import InvalidPartitionsException, InvalidReplicationFactorException
+
+if TYPE_CHECKING:
+    import random  # only the type of the rng a caller passes
 
 
 def assign_replicas_to_brokers(
