@@ -2,8 +2,8 @@
 
 The browser folds the record stream with ``static/js/model.js``; the server folds the same
 records with this module to hand a joining page a *snapshot* (the state at some ``seq``),
-after which the page folds only the records that follow. Both folds are tested against each
-other on real replay logs, so they cannot drift. Everything here is plain JSON (dict keys are
+after which the page folds only the records that follow. This module is the reference: the
+page's fold is tested against it on real replay logs, so they cannot drift. Everything here is plain JSON (dict keys are
 strings) and the fold is deterministic: the same records always give the same view.
 
 What ZooKeeper holds (``zk`` records from the observer) is the truth for znodes, for the
@@ -85,15 +85,7 @@ def _zk(view: dict, r: dict) -> None:
             leader=data.get("leader"), isr=data.get("isr"), leader_epoch=data.get("leader_epoch"),
             controller_epoch=data.get("controller_epoch"), zk_version=r.get("zk_version"), changed_seq=r["seq"])
     elif _TOPIC_PATH.match(path):
-        topic = _TOPIC_PATH.match(path).group(1)
-        if data is None:
-            for key in [k for k, p in view["partitions"].items() if p["topic"] == topic]:
-                del view["partitions"][key]
-        elif isinstance(data, dict):
-            adding, removing = data.get("adding_replicas") or {}, data.get("removing_replicas") or {}
-            for p, replicas in (data.get("partitions") or {}).items():
-                _partition(view, topic, int(p)).update(replicas=replicas, adding=adding.get(p, []),
-                                                       removing=removing.get(p, []))
+        _topic_znode(view, _TOPIC_PATH.match(path).group(1), data)
     elif _CONFIG_PATH.match(path):
         # Dynamic configs as kafka-configs.sh writes them: /config/topics/T, /config/brokers/<default>.
         entity_type, name = _CONFIG_PATH.match(path).groups()
@@ -107,6 +99,18 @@ def _zk(view: dict, r: dict) -> None:
         broker["registered"] = data is not None
         if data is not None:
             broker["broker_epoch"] = detail.get("czxid")
+
+
+def _topic_znode(view: dict, topic: str, data) -> None:
+    """/brokers/topics/T: the assignment, with the replicas a reassignment adds and removes."""
+    if data is None:
+        for key in [k for k, p in view["partitions"].items() if p["topic"] == topic]:
+            del view["partitions"][key]
+    elif isinstance(data, dict):
+        adding, removing = data.get("adding_replicas") or {}, data.get("removing_replicas") or {}
+        for p, replicas in (data.get("partitions") or {}).items():
+            _partition(view, topic, int(p)).update(replicas=replicas, adding=adding.get(p, []),
+                                                   removing=removing.get(p, []))
 
 
 # -- what the controller and brokers report ---------------------------------------------------------------

@@ -49,59 +49,28 @@ def handle_state_changes(
 
 
 def _do_handle_state_changes(ctx, replica_id: int, replicas, target: ReplicaState, batch: RequestBatch) -> Program:
+    """Kafka's ``doHandleStateChanges``: one ``match`` on the target state, as there."""
     valid = [r for r in replicas if is_valid_transition(ctx.replica_state(r), target)]
     valid_set = set(valid)
     records = [state_changes.invalid_replica_transition(ctx, r, target) for r in replicas if r not in valid_set]
     marks: dict[PartitionAndReplica, ReplicaState] = {}
     if target is R.NewReplica:
-        for replica in valid:
-            tp = replica.topic_partition
-            info = ctx.partition_leadership_info.get(tp)
-            if info is not None and info.leader == replica_id:
-                records.append(state_changes.replica_change(
-                    ctx, replica, ctx.replica_state(replica), target, outcome="error",
-                    note=f"Replica {replica_id} of {tp} cannot become NewReplica: it is the partition's leader."))
-                continue
-            if info is not None:
-                batch.add_leader_and_isr_request_for_brokers(ctx, [replica_id], tp, info, is_new=True)
-            marks[replica] = target
+        marks = _to_new_replica(ctx, replica_id, valid, batch, records)
     elif target is R.OnlineReplica:
-        assignments = {}
-        for replica in valid:
-            tp = replica.topic_partition
-            if ctx.replica_state(replica) is R.NewReplica:
-                current = ctx.partition_assignments.get(tp)
-                if current is not None and replica_id not in current.replicas:
-                    assignments[tp] = ReplicaAssignment((*current.replicas, replica_id),
-                                                        current.adding_replicas, current.removing_replicas)
-            else:
-                info = ctx.partition_leadership_info.get(tp)
-                if info is not None:
-                    batch.add_leader_and_isr_request_for_brokers(ctx, [replica_id], tp, info, is_new=False)
-            marks[replica] = target
-        ctx = ctx.with_assignments(assignments)
+        ctx, marks = _to_online_replica(ctx, replica_id, valid, batch)
     elif target is R.OfflineReplica:
         for replica in valid:
             batch.add_stop_replica_request_for_brokers(ctx, [replica_id], replica.topic_partition, False)
         with_leader = [r.topic_partition for r in valid if r.topic_partition in ctx.partition_leadership_info]
         ctx, (updated, isr_records) = yield from remove_replicas_from_isr(ctx, replica_id, with_leader)
         records += isr_records
-        for replica in valid:
-            tp = replica.topic_partition
-            if tp in updated:
-                if not ctx.is_topic_queued_up_for_deletion(tp.topic):
-                    others = [r for r in ctx.partition_replica_assignment(tp) if r != replica_id]
-                    batch.add_leader_and_isr_request_for_brokers(ctx, others, tp, updated[tp], is_new=False)
-                marks[replica] = target
-            elif tp not in ctx.partition_leadership_info:
-                batch.add_update_metadata_request_for_brokers(ctx, ctx.live_or_shutting_down_broker_ids, [tp])
-                marks[replica] = target
+        marks = _to_offline_replica(ctx, replica_id, valid, updated, batch)
     elif target is R.ReplicaDeletionStarted:
         for replica in valid:
             batch.add_stop_replica_request_for_brokers(ctx, [replica_id], replica.topic_partition, True)
-            marks[replica] = target
+        marks = {replica: target for replica in valid}
     elif target in (R.ReplicaDeletionIneligible, R.ReplicaDeletionSuccessful):
-        marks.update({replica: target for replica in valid})
+        marks = {replica: target for replica in valid}
     elif target is R.NonExistentReplica:
         assignments = {}
         for replica in valid:
@@ -115,6 +84,58 @@ def _do_handle_state_changes(ctx, replica_id: int, replicas, target: ReplicaStat
     ctx = ctx.with_replica_states(marks)
     yield from emit(records)
     return Done(ctx)
+
+
+def _to_new_replica(ctx, replica_id, valid, batch, records) -> dict:
+    """A new replica is told its partition (LeaderAndIsr, ``is_new``); a leader cannot become new."""
+    marks = {}
+    for replica in valid:
+        tp = replica.topic_partition
+        info = ctx.partition_leadership_info.get(tp)
+        if info is not None and info.leader == replica_id:
+            records.append(state_changes.replica_change(
+                ctx, replica, ctx.replica_state(replica), R.NewReplica, outcome="error",
+                note=f"Replica {replica_id} of {tp} cannot become NewReplica: it is the partition's leader."))
+            continue
+        if info is not None:
+            batch.add_leader_and_isr_request_for_brokers(ctx, [replica_id], tp, info, is_new=True)
+        marks[replica] = R.NewReplica
+    return marks
+
+
+def _to_online_replica(ctx, replica_id, valid, batch) -> tuple:
+    """A new replica joins its partition's assignment; any other is told its partition again."""
+    assignments, marks = {}, {}
+    for replica in valid:
+        tp = replica.topic_partition
+        if ctx.replica_state(replica) is R.NewReplica:
+            current = ctx.partition_assignments.get(tp)
+            if current is not None and replica_id not in current.replicas:
+                assignments[tp] = ReplicaAssignment((*current.replicas, replica_id),
+                                                    current.adding_replicas, current.removing_replicas)
+        else:
+            info = ctx.partition_leadership_info.get(tp)
+            if info is not None:
+                batch.add_leader_and_isr_request_for_brokers(ctx, [replica_id], tp, info, is_new=False)
+        marks[replica] = R.OnlineReplica
+    return ctx.with_assignments(assignments), marks
+
+
+def _to_offline_replica(ctx, replica_id, valid, updated, batch) -> dict:
+    """After the ISR removal: the other replicas learn the new ISR; a partition without leader
+    information only needs UpdateMetadata. A replica whose ISR removal failed stays as it was."""
+    marks = {}
+    for replica in valid:
+        tp = replica.topic_partition
+        if tp in updated:
+            if not ctx.is_topic_queued_up_for_deletion(tp.topic):
+                others = [r for r in ctx.partition_replica_assignment(tp) if r != replica_id]
+                batch.add_leader_and_isr_request_for_brokers(ctx, others, tp, updated[tp], is_new=False)
+            marks[replica] = R.OfflineReplica
+        elif tp not in ctx.partition_leadership_info:
+            batch.add_update_metadata_request_for_brokers(ctx, ctx.live_or_shutting_down_broker_ids, [tp])
+            marks[replica] = R.OfflineReplica
+    return marks
 
 
 def remove_replicas_from_isr(ctx: ControllerContext, replica_id: int, partitions) -> Program:
