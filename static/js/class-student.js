@@ -17,8 +17,9 @@ const WATCHING = 'You are watching the class cluster: only the instructor acts o
   + 'When the instructor hands out private copies, you can break your own.';
 
 export async function boot(shell) {
-  const {api, teaching, store, controls, startSource, status, socketIo} = shell;
+  const {api, teaching, store, controls, startSource, status, socketIo, loadVocabulary} = shell;
   document.body.dataset.page = 'join';
+  loadVocabulary(); // a private copy's broker menu asks it when each fault applies
   for (const id of ['settings-button', 'lessons-link']) document.getElementById(id)?.classList.add('hidden');
   const panel = createPanel();
   document.getElementById('lesson').before(panel.root);
