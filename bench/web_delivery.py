@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import collections
 import ctypes
+import itertools
 import json
 import math
 import multiprocessing
@@ -171,14 +172,17 @@ class AppServer:
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = data_dir / "server.log"
         self._log = open(self.log_path, "w")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "KCLAB_INSTRUCTOR_TOKEN": "bench"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "KCLAB_INSTRUCTOR_TOKEN": "bench-instructor-token"}
+        # Each simulated student is a computer of its own, as in a class: the server trusts one
+        # proxy's X-Forwarded-For, which the bench sets per sandbox (a client's fair share, web/clients.py).
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "web.cli", "serve", "--zk", zk_hosts, "--port", str(self.port),
-             "--data-dir", str(data_dir), "--threads", str(threads)],
+             "--data-dir", str(data_dir), "--threads", str(threads), "--trusted-proxies", "1"],
             cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_term_with_parent())
         self.http = requests.Session()
         self.chroots: list[str] = []  # of every sandbox created, to check that none is left behind
+        self.addresses = itertools.count(1)
         deadline = time.monotonic() + 60
         while True:
             if self.proc.poll() is not None:
@@ -213,15 +217,21 @@ class AppServer:
         self._log.flush()
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
-    def api(self, method: str, path: str, body: Any = None, token: str | None = None, timeout: float = 120):
+    def api(self, method: str, path: str, body: Any = None, token: str | None = None, timeout: float = 120,
+            address: str | None = None):
         headers = {"X-Sandbox-Token": token} if token else {}
+        if address:
+            headers["X-Forwarded-For"] = address
         response = self.http.request(method, self.url + path.lstrip("/"), json=body, headers=headers, timeout=timeout)
         if response.status_code >= 400:
             raise RuntimeError(f"{method} {path} -> {response.status_code}: {response.text[:300]}")
         return response.json() if response.content else None
 
     def create_sandbox(self) -> dict:
-        sandbox = self.api("POST", "/api/sandboxes", {})
+        n = next(self.addresses)
+        address = f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}"  # the student's computer
+        sandbox = self.api("POST", "/api/sandboxes", {}, address=address)
+        sandbox["address"] = address
         self.chroots.append(sandbox["cluster"]["chroot"])
         return sandbox
 
@@ -317,7 +327,9 @@ class Watcher:
         self.duplicates = 0
         self.kinds: collections.Counter | None = collections.Counter() if count_kinds else None
         self.sio.on("records", self._on_records)
-        self.sio.connect(url, transports=["websocket"], wait_timeout=60)
+        self.sio.connect(url, transports=["websocket"], wait_timeout=60,
+                         headers={"X-Forwarded-For": sandbox["address"]} if sandbox.get("address") else {})
+        self.address = sandbox.get("address")
         answer = self.sio.call("join", {"sandbox": self.sandbox, "token": self.token}, timeout=60)
         if not answer or not answer.get("ok"):
             raise RuntimeError(f"join refused: {answer}")
@@ -343,7 +355,8 @@ class Watcher:
         body = {"op": op, "broker": broker}
         if via == "http":
             response = http.post(f"{url}api/sandboxes/{self.sandbox}/faults", json=body,
-                                 headers={"X-Sandbox-Token": self.token}, timeout=120)
+                                 headers={"X-Sandbox-Token": self.token, "X-Forwarded-For": self.address or ""},
+                                 timeout=120)
             return response.json()
         return self.sio.call("fault", {"sandbox": self.sandbox, "token": self.token, **body}, timeout=120)
 
@@ -514,7 +527,7 @@ def run_delivery(server: AppServer, args) -> dict:
         count = int(args.produce_rate * (args.warmup + args.seconds + 5))
         server.api("POST", f"/api/sandboxes/{sandbox['id']}/faults",
                    {"op": "produce", "topic": "t", "partition": 0, "count": count, "rate": args.produce_rate},
-                   token=sandbox["token"])
+                   token=sandbox["token"], address=sandbox["address"])
         time.sleep(args.warmup)
         load = os.getloadavg()
         s0, t0, cpu0, busy0 = server.next_seq(sandbox), time.monotonic(), server.cpu(), machine_busy_seconds()
