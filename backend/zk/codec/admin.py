@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from backend.core.model import TopicPartition
 from backend.zk import paths
