@@ -140,6 +140,12 @@ class FencedWriter:
         for path in (paths.topic_config_path(write.topic), paths.delete_topic_path(write.topic)):
             self._wait(self._tx([lambda tx, p=path: tx.delete(p)]), ignore=(NoNodeError,))
 
+    def _delete_deletion_flags(self, write: DeleteTopicDeletionFlags) -> None:
+        self._delete_each(paths.delete_topic_path(t) for t in write.topics)
+
+    def _delete_isr_change_notifications(self, write: DeleteIsrChangeNotifications) -> None:
+        self._delete_each(paths.isr_change_path(n) for n in write.sequence_numbers)
+
     def _delete_each(self, paths_to_delete) -> None:
         """One fenced delete per znode, pipelined; a znode already gone is fine."""
         handles = [self._tx([lambda tx, p=path: tx.delete(p)]) for path in paths_to_delete]
@@ -220,10 +226,9 @@ WRITES: dict[type, _Write] = {
                                            ignore=(NoNodeError,)),
     SetTopicAssignment: _Write(lambda w: paths.topic_path(w.topic), perform=FencedWriter._set_topic_assignment),
     DeleteTopicZnodes: _Write(lambda w: paths.topic_path(w.topic), perform=FencedWriter._delete_topic_znodes),
-    DeleteTopicDeletionFlags: _Write(lambda w: paths.DELETE_TOPICS, perform=lambda writer, w: writer._delete_each(
-        paths.delete_topic_path(t) for t in w.topics)),
-    DeleteIsrChangeNotifications: _Write(lambda w: paths.ISR_CHANGE_NOTIFICATION, perform=lambda writer, w:
-                                         writer._delete_each(paths.isr_change_path(n) for n in w.sequence_numbers)),
+    DeleteTopicDeletionFlags: _Write(lambda w: paths.DELETE_TOPICS, perform=FencedWriter._delete_deletion_flags),
+    DeleteIsrChangeNotifications: _Write(lambda w: paths.ISR_CHANGE_NOTIFICATION,
+                                         perform=FencedWriter._delete_isr_change_notifications),
     RemoveFromPartitionReassignment: _Write(lambda w: paths.REASSIGN_PARTITIONS,
                                             perform=FencedWriter._remove_from_reassignment),
 }
