@@ -12,7 +12,8 @@ import argparse
 import importlib
 import sys
 
-COMMAND_MODULES = ("web.commands.zk", "web.commands.run", "web.commands.serve", "web.commands.stats")
+COMMAND_MODULES = ("web.commands.zk", "web.commands.run", "web.commands.serve", "web.commands.stats",
+                   "web.commands.check")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -65,6 +65,10 @@ class LessonRunner(ScriptRunner):
         self.action_seq = 0
         self._questions: dict[str, dict[str, Any]] = {}
 
+    def asks_about_rules(self) -> bool:
+        return super().asks_about_rules() or any(
+            step.op == "predict" and "rule_broken" in step.args["answer"] for step in self.script.steps)
+
     def before_steps(self) -> None:
         self._lesson_record("started", f"Lesson: {self.lesson.title}.",
                             detail={"lesson_id": self.lesson.id, "title": self.lesson.title,
@@ -116,7 +120,7 @@ class LessonRunner(ScriptRunner):
         # which also needs a ZooKeeper quorum): the other answers are read when revealed.
         source = step.args["answer"]
         asks_znodes = "znodes_changed" in source
-        self._questions[step.args["id"]] = {"step": step,
+        self._questions[step.args["id"]] = {"step": step, "seq": self.bus.next_seq,
                                             "znodes": self.cluster.znode_versions() if asks_znodes else {}}
         self.audience.ask(step)
         return RunResult(True, "ok", step)
@@ -159,6 +163,8 @@ class LessonRunner(ScriptRunner):
             return decode_znode(data)[0]
         if "produce" in source:
             return self.cluster.producer.last_error
+        if "rule_broken" in source:
+            return self.rules.first_broken_since(question["seq"]) or "none"
         before, after = question["znodes"], self.cluster.znode_versions()
         return sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
 

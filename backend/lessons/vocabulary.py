@@ -4,10 +4,13 @@
 * ``pause`` — wait for Continue (headless runs go on at once).
 * ``await`` — wait for a record that matches, e.g. ``{kind: controller, to_state: elected}``; if
   it never comes within ``timeout_ms``, the lesson stops with ``message``.
-* ``highlight`` — point at brokers, znodes, partitions or requests (record subjects).
+* ``highlight`` — point at brokers, znodes, partitions or requests (record subjects), at a rule of
+  the invariant panel (``rule:leader_in_isr``) or at arrows of the space-time diagram
+  (``arrow:request:LeaderAndIsr``, ``arrow:znode:/controller_epoch``, ``arrow:refused``).
 * ``predict`` — a question the real cluster then answers: the student's answer is graded against
   what actually happens, with the rule explained on a wrong answer. ``answer`` says where the
-  cluster's answer is read; ``expected`` is the author's answer, which a headless run checks.
+  cluster's answer is read (``rule_broken: true``: the first of Kafka's rules that broke after
+  the question, or ``none``); ``expected`` is the author's answer, which a headless run checks.
 * ``reveal`` — the moment the cluster answers a ``predict``: grades everyone's answers.
 * ``direct`` — a stage direction that pins a race so the lesson plays the same way every time
   (``winner: 2``: broker 2 wins the next controller election).
@@ -20,10 +23,12 @@ from backend.scripts.fields import Field, Record
 from backend.scripts.kafka_types import BROKER, ZNODE_PATH, PartitionKey
 from backend.scripts.types import Choice, Int, ListOf, MapOf, Scalar, Str
 from backend.scripts.vocabulary import PARTITION_EXPECTATION, SCRIPT_VOCABULARY, Op, Rule
+from backend.view.rules import RULE_IDS
 
 IDENTIFIER = Str(r"[a-z][a-z0-9_]{0,39}", "an identifier (lower case letters, digits, _)")
-SUBJECT = Str(r"(broker|partition|replica|znode|request|event):.+",
-              "a subject like broker:1, partition:t-0, znode:/controller or request:LeaderAndIsr")
+SUBJECT = Str(r"(broker|partition|replica|znode|request|event|arrow):.+|rule:(" + "|".join(RULE_IDS) + ")",
+              "a subject like broker:1, partition:t-0, znode:/controller or request:LeaderAndIsr, a rule like "
+              "rule:leader_in_isr, or a diagram arrow like arrow:request:LeaderAndIsr")
 PARTITION_FIELDS = tuple(f.name for f in PARTITION_EXPECTATION.fields)  # what an `expect` may check, a question may ask
 RECORD_MATCH = MapOf(Choice(tuple(n for n in FIELD_NAMES if n not in ("detail", "v", "session_id", "seq", "ts_ms"))),
                      Scalar(), min_items=1)
@@ -40,16 +45,19 @@ ANSWER = Record((
     _f("znode", ZNODE_PATH, "this znode's data"),
     _f("produce", Choice(("error",)), "the error of the latest produce (NONE when it succeeded)"),
     _f("znodes_changed", Choice((True,)), "the znodes that changed since the question was asked"),
+    _f("rule_broken", Choice((True,)), "the first of Kafka's rules that broke after the question was asked "
+                                       "(a rule id such as acked_not_lost, or none)"),
 ), label="where the cluster's answer is read", min_fields=1)
+ANSWER_SOURCES = ("partition", "controller", "znode", "produce", "znodes_changed", "rule_broken")
 
 
 def _one_answer_source(args: dict):
     answer = args.get("answer") or {}
-    sources = [k for k in ("partition", "controller", "znode", "produce", "znodes_changed") if k in answer]
+    sources = [k for k in ANSWER_SOURCES if k in answer]
     issues = []
     if len(sources) != 1:
         issues.append((("answer",), "answer must name exactly one of partition (with field), controller, znode, "
-                                    f"produce, znodes_changed; got {', '.join(sources) or 'none'}"))
+                                    f"produce, znodes_changed, rule_broken; got {', '.join(sources) or 'none'}"))
     if ("partition" in answer) != ("field" in answer):
         issues.append((("answer",), "answer.partition and answer.field go together"))
     return issues

@@ -60,6 +60,18 @@ def verdicts(view: dict) -> dict[str, dict[str, Any]]:
     return {rule: {"status": rules[rule]["status"], "count": rules[rule]["count"]} for rule in RULE_IDS}
 
 
+def first_broken_since(view: dict, seq: int) -> str | None:
+    """The rule broken first by a record at or after ``seq`` (a lesson's "which rule will this
+    fault break?"), or ``None``. Ties go to the catalogue's order."""
+    rules = (view.get("invariants") or empty_checks())["rules"]
+    first: tuple[int, str] | None = None
+    for rule in RULE_IDS:
+        for v in rules[rule]["open"] + rules[rule]["closed"]:
+            if v["status"] == "broken" and v["seq"] >= seq and (first is None or v["seq"] < first[0]):
+                first = (v["seq"], rule)
+    return first[1] if first else None
+
+
 def _zk(c: dict, view: dict, r: dict) -> None:
     detail = r.get("detail") or {}
     path = detail.get("path") or r["subject"][len("znode:"):]
