@@ -86,6 +86,18 @@ test('highlight targets become selectors over the testable DOM, quotes escaped',
   assert.equal(highlightSelectors(['znode:/a"]b'])[0].selector, 'li.znode[data-path="/a\\"]b"]');
 });
 
+test('a highlight may point at a rule of the invariant panel or at arrows of the space-time diagram', () => {
+  const found = Object.fromEntries(highlightSelectors(['rule:leader_in_isr', 'arrow:request:LeaderAndIsr',
+    'arrow:request:LeaderAndIsr#52', 'arrow:znode:/controller_epoch', 'arrow:event:BrokerChange', 'arrow:refused'])
+    .map((h) => [h.target, h.selector]));
+  assert.equal(found['rule:leader_in_isr'], 'li.rule[data-rule="leader_in_isr"]');
+  assert.equal(found['arrow:request:LeaderAndIsr'], 'g.st-item[data-subject^="request:LeaderAndIsr#"]');
+  assert.equal(found['arrow:request:LeaderAndIsr#52'], 'g.st-item[data-subject="request:LeaderAndIsr#52"]');
+  assert.equal(found['arrow:znode:/controller_epoch'], 'g.st-item[data-subject="znode:/controller_epoch"]');
+  assert.equal(found['arrow:event:BrokerChange'], 'g.st-item[data-subject^="event:BrokerChange#"]');
+  assert.equal(found['arrow:refused'], 'g.st-item[data-refused]');
+});
+
 test('the answer chart keeps every choice in order and marks the right one', () => {
   assert.deepEqual(answerBars(['1', '2', '3'], {2: 2, 7: 1, 9: 3}, 2), {
     answers: ['1', '2', '3', '9', '7'], counts: [0, 2, 0, 3, 1], right: [false, true, false, false, false], total: 6});

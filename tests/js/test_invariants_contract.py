@@ -11,12 +11,13 @@ way a bug would have changed it, so that every rule is seen broken in both langu
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
 from backend.view.page import fold
-from backend.view.rules import RULE_IDS
-from tests.js.test_model_contract import js_fold
+from backend.view.rules import RULE_IDS, RULES
+from tests.js.test_model_contract import ROOT, js_fold, node
 from tests.view.breaking import BREAKS, read_records, write_log
 
 
@@ -54,3 +55,11 @@ def test_logs_where_a_rule_breaks_agree_record_by_record(name, protocol_logs, tm
     final = states[-1]["rules"][rule]
     assert final["count"] >= 1, f"{name} should break {rule}: {final}"
     assert any(s["rules"][rule]["status"] == "broken" for s in states)
+
+
+def test_the_pages_catalogue_of_rules_is_pythons():
+    done = subprocess.run([node(), "--input-type=module", "-e",
+                           "import {RULES} from './static/js/invariants-model.js'; console.log(JSON.stringify(RULES));"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [{"id": r.id, "title": r.title, "statement": r.statement} for r in RULES]
