@@ -95,7 +95,11 @@ def test_the_zombies_requests_bounce_and_zookeeper_refuses_its_write(page, site,
 
     # Clicking an arrow opens its record in the timeline.
     arrow = page.locator(f'g.st-item[data-subject="{bounced[0]["subject"]}"]')
-    arrow.locator("path.st-hit").first.click()
+    page.locator(".spacetime-panel h2").scroll_into_view_if_needed()
+    x, y = arrow.locator("path.st-line").first.evaluate("""(path) => {  // near its head: arrows cross mid-way
+      const p = path.getPointAtLength(path.getTotalLength() * 0.9).matrixTransform(path.getScreenCTM());
+      return [p.x, p.y]; }""")
+    page.mouse.click(x, y)
     sent = int(arrow.get_attribute("data-seq"))
     page.wait_for_selector(f'.record-detail[data-selected-seq="{sent}"]')
     assert page.locator(".record-detail h3").text_content().startswith(f"#{sent} request {bounced[0]['subject']}")

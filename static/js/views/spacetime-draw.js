@@ -2,7 +2,8 @@
  * Drawing the space-time diagram's items (spacetime-model.js) into an SVG group: used for the
  * screen and, unchanged, for the exported SVG — so a slide shows exactly what the page showed.
  *
- * Geometry `geo`: {x(lane), y(seq), row (px per record), head (the newest seq), labels (bool)}.
+ * Geometry `geo`: {x(lane), y(seq), row (px per record), head (the newest seq), labels (bool), key
+ * (changes when x or y do: an item is drawn again only when its key or its own state changed)}.
  * Every item is a `g.st-item` keyed by id, with data-kind, data-seq (the record a click opens),
  * data-subject (its record's subject: what a lesson's `arrow:` highlight names) and
  * data-outcome; a refused write or a bounced request has data-refused and a ✗ in its words.
@@ -37,6 +38,9 @@ export function drawItems(group, items, geo, {selected = null, cursor = Infinity
     .attr('data-refused', (d) => (d.refused || d.outcome === 'rejected' ? '' : null))
     .attr('aria-label', (d) => `#${d.seq} ${d.label}`)
     .each(function draw(d) {
+      const key = `${geo.key}|${d.from.seq}|${d.to.seq}|${d.from.lane}|${d.outcome}|${d.open ? geo.head : ''}|${d.label}`;
+      if (this.__drawn === key) return; // unchanged: scrolling moves the group, not the items
+      this.__drawn = key;
       this.replaceChildren();
       el(this, 'title', {}, `#${d.seq} ${d.label}${d.why ? ` — ${d.why}` : ''}`); // the whole story, on hover
       DRAW[d.kind](this, d, geo);

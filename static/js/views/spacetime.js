@@ -103,10 +103,11 @@ export function createSpacetimeView(container, {store, invalidate, onSelect, get
     const step = (width - LEFT - 16) / lanes.length;
     const index = new Map(lanes.map((lane, i) => [lane, i]));
     return {x: (lane) => LEFT + step * ((index.get(lane) ?? 0) + 0.5), y: (seq) => yOf(seq) - offset,
-      row: row(), head, labels: row() >= 10, lanes, step};
+      row: row(), head, labels: row() >= 10, lanes, step, key: `${width}|${row()}|${lanes}|${offset}`};
   }
 
   function render(view, ctx) {
+    const started = performance.now();
     updateOptions(view, ctx);
     spacer.style('height', `${height()}px`);
     const trailing = ctx.mode !== 'live' || ctx.seq < ctx.head;
@@ -116,18 +117,20 @@ export function createSpacetimeView(container, {store, invalidate, onSelect, get
     lastSelected = getSelected();
     lastCursor = ctx.seq;
     const lanes = model.lanes(ctx.cluster?.brokers ?? []);
-    const geo = geometry(lanes, model.maxSeq, scrollTop);
+    const geo = geometry(lanes, model.maxSeq, 0); // items at their seq; the group moves with the scroll
     const lo = Math.floor(scrollTop / row()) - OVERSCAN;
     const hi = Math.ceil((scrollTop + viewport) / row()) + OVERSCAN;
     const items = model.query(lo, hi, filter);
     svg.attr('width', width).attr('height', viewport).style('transform', `translateY(${scrollTop}px)`);
+    itemGroup.attr('transform', `translate(0,${-scrollTop})`);
     laneLines(laneGroup, geo, viewport);
     laneHeader(header.attr('width', width), geo, view);
     drawItems(itemGroup, items, geo, {selected: getSelected(), cursor: ctx.seq, onClick: (d) => onSelect(d.seq)});
-    cursorLine.attr('x1', 0).attr('x2', width).attr('y1', geo.y(ctx.seq)).attr('y2', geo.y(ctx.seq))
+    cursorLine.attr('x1', 0).attr('x2', width).attr('y1', yOf(ctx.seq) - scrollTop).attr('y2', yOf(ctx.seq) - scrollTop)
       .attr('data-seq', ctx.seq);
     last = {items, lo: Math.max(0, lo + OVERSCAN), hi: Math.min(model.maxSeq, hi - OVERSCAN), lanes, view};
     container.dataset.items = String(items.length);
+    container.dataset.renderMs = (performance.now() - started).toFixed(2); // bench/page_render.py --diagram
   }
 
   function updateOptions(view, ctx) {
