@@ -4,6 +4,7 @@
  * progress, where Back and "Try it yourself" go, what a highlight points at, what an `await`
  * waits for, how a class answered. No DOM: node tests it (tests/js/lesson.test.mjs).
  */
+import {RULES} from './invariants-model.js';
 
 /** "step 5 of 12": the step the lesson is at (before the first one: "starting"). */
 export function progressText(lesson) {
@@ -82,6 +83,12 @@ function arrowSelector(subject) {
 /** A CSS string literal (attribute values in selectors), quotes and backslashes escaped. */
 export function cssString(value) {
   return `"${String(value).replace(/["\\]/g, (c) => `\\${c}`).replace(/\n/g, '\\a ')}"`;
+}
+
+/** A choice as a student reads it: a rule's id (a "which rule will break?" question) is shown by its title. */
+export function choiceText(choice) {
+  const rule = RULES.find((r) => r.id === choice);
+  return rule ? `${rule.title} (${rule.id})` : String(choice);
 }
 
 /** The newest graded answer of `me` to `questionId`, or null. */

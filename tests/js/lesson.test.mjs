@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {debounce, latestOnly, lessonIdFromFileName, lessonIdProblem, lineCount, problemsByLine}
   from '../../static/js/editor-model.js';
-import {answerBars, awaitText, backStep, gradeTally, highlightSelectors, myGradedAnswer, parseProblems,
+import {answerBars, awaitText, backStep, choiceText, gradeTally, highlightSelectors, myGradedAnswer, parseProblems,
   progressText, tryStep} from '../../static/js/lesson.js';
 import {escapeHtml, renderMarkdown} from '../../static/js/markdown.js';
 import {fold} from '../../static/js/model.js';
@@ -96,6 +96,12 @@ test('a highlight may point at a rule of the invariant panel or at arrows of the
   assert.equal(found['arrow:znode:/controller_epoch'], 'g.st-item[data-subject="znode:/controller_epoch"]');
   assert.equal(found['arrow:event:BrokerChange'], 'g.st-item[data-subject^="event:BrokerChange#"]');
   assert.equal(found['arrow:refused'], 'g.st-item[data-refused]');
+});
+
+test('a choice that names a rule is shown by its title', () => {
+  assert.equal(choiceText('acked_not_lost'), 'Acknowledged messages are not lost (acked_not_lost)');
+  assert.equal(choiceText('none'), 'none');
+  assert.equal(choiceText(2), '2');
 });
 
 test('the answer chart keeps every choice in order and marks the right one', () => {

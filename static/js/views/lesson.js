@@ -11,7 +11,7 @@
  * act on the lesson as it is now. Runs after the other views, so its highlights mark what they drew.
  */
 import d3 from '/vendor/d3.mjs';
-import {awaitText, backStep, gradeTally, myGradedAnswer, progressText, tryStep} from '../lesson.js';
+import {awaitText, backStep, choiceText, gradeTally, myGradedAnswer, progressText, tryStep} from '../lesson.js';
 import {lessonActions} from '../lesson-actions.js';
 import {renderMarkdown} from '../markdown.js';
 import {applyHighlights} from './highlight.js';
@@ -122,7 +122,7 @@ export function createLessonView(container, {teaching, api, getSource, getHeadVi
       .attr('data-choice', (c) => c)
       .attr('aria-pressed', (c) => String(mine === c))
       .property('disabled', !canAnswer || busy !== null)
-      .text((c) => (mine === c ? `● ${c}` : c))
+      .text((c) => (mine === c ? `● ${choiceText(c)}` : choiceText(c)))
       .on('click', (event, c) => answer(source, actions, q.id, c));
     const free = qAnswer.selectAll('form.q-free').data(!choices && actions?.answer ? [q.id] : []).join(
       (enter) => enter.append('form').attr('class', 'q-free')
