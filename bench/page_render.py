@@ -145,6 +145,7 @@ def measure_diagram(browser, url: str, records: int) -> dict:
     page = browser.new_page(viewport={"width": 1500, "height": 1400})
     page.goto(url)
     page.wait_for_function(f"Number(document.body.dataset.seq) >= {records - 1}", timeout=120_000)
+    page.locator(".spacetime-panel").scroll_into_view_if_needed()  # the diagram draws only while on screen
     page.wait_for_timeout(500)
     out = {"scroll": summarise(page.evaluate(SCROLL, [150]))}
     for _ in range(3):

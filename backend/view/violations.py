@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-KEEP = 20
+KEEP = 10
 
 
 def open_violation(c: dict, rule_id: str, key: str, r: dict, text: str, status: str, subject: str | None,

@@ -56,8 +56,7 @@ export class SpacetimeModel {
   clear() {
     this.items = []; // short items, ordered by start
     this.long = []; // items longer than LONG records (or still open)
-    this.byId = new Map();
-    this.bySeq = new Map(); // record seq -> item
+    this.open = new Map(); // id -> an item still waiting for its end (a request in flight, an event processing)
     this.brokers = new Set();
     this.partitions = new Set();
     this.maxSeq = -1;
@@ -103,24 +102,26 @@ export class SpacetimeModel {
 
   /** The item a record belongs to (a click on it selects that record, and back). */
   itemOf(seq) {
-    return this.bySeq.get(seq) ?? null;
+    return this.query(seq, seq).find((item) => item.seqs.includes(seq)) ?? null;
   }
 
   _put(item, r) {
-    item.seqs = item.seqs ?? [r.seq];
-    item.seq = item.seq ?? r.seq;
-    this.byId.set(item.id, item);
-    for (const seq of item.seqs) this.bySeq.set(seq, item);
-    if (item.open) this.long.push(item);
-    else this.items.push(item);
-    for (const p of item.partitions ?? []) this.partitions.add(p);
+    item.seqs = [r.seq];
+    item.seq = r.seq;
+    if (item.open) {
+      this.open.set(item.id, item);
+      this.long.push(item);
+    } else {
+      this.items.push(item);
+    }
+    for (const p of item.partitions) this.partitions.add(p);
     return item;
   }
 
   _extend(item, r, to) {
     item.to = to;
     item.seqs.push(r.seq);
-    this.bySeq.set(r.seq, item);
+    this.open.delete(item.id);
     if (item.open) {
       item.open = false;
       if (end(item) - start(item) <= LONG) {
@@ -155,9 +156,12 @@ const ADD = {
         this._unwritten.push(item);
       }
       this._changes.push({path, seq: r.seq});
-      for (const watch of this._unwatched.filter((w) => w.to.seq >= r.seq - LOOK && WATCHED[w.op](path))) {
-        watch.label = `watch: ${r.to_state} ${path} → ${watch.op}`; // seen by the observer after the watch fired
-        this._unwatched.splice(this._unwatched.indexOf(watch), 1);
+      for (let i = this._unwatched.length - 1; i >= 0; i -= 1) {
+        const watch = this._unwatched[i];
+        if (watch.to.seq >= r.seq - LOOK && WATCHED[watch.op](path)) {
+          watch.label = `watch: ${r.to_state} ${path} → ${watch.op}`; // seen by the observer after the watch fired
+          this._unwatched.splice(i, 1);
+        }
       }
     }
     if (path === '/controller') this._controller = r.to_state === 'deleted' ? null : broker(r.broker_id ?? detail.data?.brokerid);
@@ -196,8 +200,8 @@ const ADD = {
       const state = r.detail?.controller_state ?? r.op;
       this._put({id, kind: 'event', subject: r.subject, op: r.op, from: {lane, seq: r.seq}, to: {lane, seq: r.seq}, open: true,
         label: `${r.op} · ${state}`, outcome: 'processing', partitions: []}, r);
-    } else if (this.byId.has(id)) {
-      const item = this.byId.get(id);
+    } else if (this.open.has(id)) {
+      const item = this.open.get(id);
       item.outcome = r.to_state;
       this._extend(item, r, {lane, seq: r.seq});
     }
@@ -214,8 +218,8 @@ const ADD = {
       this._put({id, kind: 'request', subject: r.subject, name, epoch: r.controller_epoch ?? null, from: {lane: fromLane, seq: r.seq},
         to: {lane: toLane, seq: r.seq}, open: !undeliverable, outcome: undeliverable ? 'undeliverable' : 'pending',
         label: `${name} · epoch ${r.controller_epoch ?? '?'}${undeliverable ? ' ✗ not delivered' : ''}`, partitions}, r);
-    } else if (this.byId.has(id)) {
-      const item = this.byId.get(id);
+    } else if (this.open.has(id)) {
+      const item = this.open.get(id);
       item.outcome = r.to_state;
       if (r.to_state === 'rejected') item.label += ` ✗ ${r.outcome === 'rejected_stale_epoch' ? 'STALE_CONTROLLER_EPOCH' : r.outcome}`;
       this._extend(item, r, {lane: toLane, seq: r.seq});
@@ -233,13 +237,14 @@ SpacetimeModel.prototype._noteWrite = function noteWrite(r) {
   this.partitions.add(key);
   const lane = r.detail?.written_by === 'leader' || r.controller_id === undefined ? broker(r.broker_id) : broker(r.controller_id);
   const write = {lane, seq: r.seq, leader: r.leader, epoch: r.leader_epoch, isr: String(r.isr ?? '')};
-  const recent = [...(this._writes.get(key) ?? []), write].filter((w) => w.seq >= r.seq - LOOK);
+  const recent = (this._writes.get(key) ?? []).filter((w) => w.seq >= r.seq - LOOK);
+  recent.push(write);
   this._writes.set(key, recent);
-  for (const item of this._unwritten.filter((i) => i.partitions[0] === key && i.to.seq >= r.seq - LOOK)) { // seen first
-    const data = item.data;
-    if (data && matches(write, data)) {
+  for (let i = this._unwritten.length - 1; i >= 0; i -= 1) { // ZooKeeper's change was seen first
+    const item = this._unwritten[i];
+    if (item.partitions[0] === key && item.to.seq >= r.seq - LOOK && item.data && matches(write, item.data)) {
       item.from = {lane, seq: item.to.seq};
-      this._unwritten.splice(this._unwritten.indexOf(item), 1);
+      this._unwritten.splice(i, 1);
     }
   }
 };
@@ -252,7 +257,7 @@ function writerLane(r, path, stateMatch) {
   if (r.to_state === 'deleted') return this._controller ?? 'admin'; // the controller cleans up what it handled
   if (stateMatch) {
     const key = `${stateMatch[1]}-${stateMatch[2]}`;
-    const write = [...(this._writes.get(key) ?? [])].reverse().find((w) => w.seq >= r.seq - LOOK && data && matches(w, data));
+    const write = data && findLast(this._writes.get(key) ?? [], (w) => w.seq >= r.seq - LOOK && matches(w, data));
     return write ? write.lane : null;
   }
   if (path === '/controller_epoch') return this._controller ?? 'admin';
@@ -282,7 +287,7 @@ function queued(r, lane) {
     to: {lane, seq: r.seq},
     label: SESSION_EVENTS.has(r.op) ? `session: ${r.op}` : `watch → ${r.op}`, partitions: []};
   if (watched) {
-    const change = [...this._changes].reverse().find((c) => c.seq >= r.seq - LOOK && watched(c.path));
+    const change = findLast(this._changes, (c) => c.seq >= r.seq - LOOK && watched(c.path));
     if (change) {
       item.from = {lane: 'zk', seq: change.seq};
       item.label = `watch: ${change.path} → ${r.op}`;
@@ -295,7 +300,7 @@ function queued(r, lane) {
 
 function answerShutdown(r) {
   const lane = broker(r.broker_id);
-  const item = [...this.long, ...this.items].reverse().find((i) => i.name === 'ControlledShutdown' && i.requester === lane && i.open);
+  const item = findLast([...this.open.values()], (i) => i.name === 'ControlledShutdown' && i.requester === lane);
   if (item) {
     item.outcome = 'applied';
     this._extend(item, r, {lane: item.to.lane, seq: r.seq});
@@ -308,6 +313,11 @@ function mark(r, lane, label) {
 }
 
 // -- helpers ------------------------------------------------------------------------------------------
+function findLast(list, test) {
+  for (let i = list.length - 1; i >= 0; i -= 1) if (test(list[i])) return list[i];
+  return null;
+}
+
 export function start(item) {
   return Math.min(item.from.seq, item.to.seq);
 }

@@ -36,6 +36,7 @@ def test_a_student_follows_the_instructors_rules_and_diagram(new_page, kclab_ser
 
     # Both pages fold the class's records into the same rules and draw the same lanes.
     for page in (instructor, student):
+        page.locator(".spacetime-panel").scroll_into_view_if_needed()  # the diagram draws only while on screen
         page.wait_for_selector(f'text.st-lane-name[data-lane="broker:{victim}"]:text("(crashed)")')
         page.wait_for_selector('li.rule[data-rule="leader_in_isr"][data-status="holds"]')
         page.wait_for_function("Number(document.querySelector('#spacetime').dataset.items) > 0")

@@ -8,7 +8,7 @@
  */
 import {get, pyStr} from '../py.js';
 
-export const KEEP = 20;
+export const KEEP = 10;
 
 export function openViolation(c, ruleId, key, r, text, status, subject, causeSeq = null) {
   const rule = c.rules[ruleId];

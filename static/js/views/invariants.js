@@ -31,10 +31,14 @@ export function createInvariantsView(container, {onSelect}) {
       });
     }));
   let previous = {};
+  let drawn = null; // what the panel shows: drawn again only when the rules' state changed
 
   function render(view, ctx) {
     const checks = view.invariants;
     if (!checks) return;
+    const key = JSON.stringify(checks.rules);
+    if (key === drawn) return;
+    drawn = key;
     items.each(function draw(rule) {
       const state = checks.rules[rule.id];
       const li = d3.select(this);

@@ -3,10 +3,10 @@
  * (record seq) runs down. Who told whom what, when — ZooKeeper writes with zxid and outcome,
  * watch notifications, the controllers' event processing, requests and their responses.
  *
- * Drawn from the record store (spacetime-model.js, fed as records arrive), only what is in
- * sight: a spacer as tall as every record, an SVG as tall as the viewport that follows the
- * scroll, items found by bisection and joined by id — so 10,000 records cost what 40 do
- * (bench/page_render.py --diagram). It follows the playback cursor (live: the newest record;
+ * Drawn from the record store (spacetime-model.js, fed the records that arrived since the last
+ * frame), only while the panel is on screen and only what is in sight: a spacer as tall as
+ * every record, an SVG as tall as the viewport that follows the scroll, items found by
+ * bisection and joined by id — so 10,000 records cost what 40 do (bench/page_render.py --diagram). It follows the playback cursor (live: the newest record;
  * paused, stepped or scrubbed: the cursor stays in sight, what comes after it dimmed), zooms,
  * filters by kind, broker and partition, opens a clicked item's record in the timeline and
  * shows the timeline's selected record, and exports what is in sight as SVG for slides.
@@ -64,14 +64,28 @@ export function createSpacetimeView(container, {store, invalidate, onSelect, get
     invalidate();
   }).observe(scroller.node());
 
+  // Records reach the model when the diagram is drawn, and it is drawn only while it is on screen:
+  // a page scrolled elsewhere pays nothing for it (bench/page_render.py, docs/performance.md).
+  let batches = []; // records not in the model yet; null: build it again from the store
+  let onScreen = true;
   store.on('records', (e) => {
-    if (e.reset || e.prepended) {
+    if (e.reset || e.prepended) batches = null;
+    else if (batches !== null && e.added.length) batches.push(e.added);
+  });
+  new IntersectionObserver((entries) => {
+    onScreen = entries[entries.length - 1].isIntersecting;
+    if (onScreen) invalidate();
+  }).observe(container);
+
+  function catchUp() {
+    if (batches === null) {
       model.clear();
       model.add(store.slice(store.first, store.head));
     } else {
-      model.add(e.added);
+      for (const batch of batches) model.add(batch);
     }
-  });
+    batches = [];
+  }
 
   const row = () => ROWS[zoom];
   const height = () => (model.maxSeq + 3) * row();
@@ -107,7 +121,9 @@ export function createSpacetimeView(container, {store, invalidate, onSelect, get
   }
 
   function render(view, ctx) {
+    if (!onScreen) return;
     const started = performance.now();
+    catchUp();
     updateOptions(view, ctx);
     spacer.style('height', `${height()}px`);
     const trailing = ctx.mode !== 'live' || ctx.seq < ctx.head;
@@ -133,8 +149,13 @@ export function createSpacetimeView(container, {store, invalidate, onSelect, get
     container.dataset.renderMs = (performance.now() - started).toFixed(2); // bench/page_render.py --diagram
   }
 
+  let optionsKey = '';
+
   function updateOptions(view, ctx) {
     const brokers = model.lanes(ctx.cluster?.brokers ?? []).filter((l) => l.startsWith('broker:')).map((l) => l.slice(7));
+    const key = `${brokers}|${model.partitions.size}`;
+    if (key === optionsKey) return;
+    optionsKey = key;
     fill(brokerSel, brokers, 'every broker', (b) => `broker ${b}`);
     fill(partitionSel, [...model.partitions].sort(), 'every partition', (p) => p);
     brokerSel.property('value', filter.broker);
