@@ -21,7 +21,7 @@ def controller_epoch(c: dict, r: dict, data: Any) -> None:
     old = memo["zk_epoch"]
     if old is not None and data < old:
         event_violation(c, "epochs_monotonic", r, f"/controller_epoch went down from {old} to {data}.",
-               "znode:/controller_epoch")
+                        "znode:/controller_epoch")
     memo["zk_epoch"] = data
     _current_epoch(c, r, data)
 

@@ -15,7 +15,7 @@ KEEP = 10
 
 
 def open_violation(c: dict, rule_id: str, key: str, r: dict, text: str, status: str, subject: str | None,
-          cause_seq: int | None = None) -> None:
+                   cause_seq: int | None = None) -> None:
     rule = c["rules"][rule_id]
     found = next((v for v in rule["open"] if v["key"] == key), None)
     if found is None:
@@ -39,7 +39,7 @@ def close_violation(c: dict, rule_id: str, key: str, r: dict) -> None:
 
 
 def event_violation(c: dict, rule_id: str, r: dict, text: str, subject: str | None, cause_seq: int | None = None,
-           **extra: Any) -> None:
+                    **extra: Any) -> None:
     """A violation that stays: what happened cannot be undone (the newest KEEP are kept)."""
     rule = c["rules"][rule_id]
     cause = cause_seq if cause_seq is not None else r.get("cause_seq")

@@ -10,43 +10,25 @@
  *  - `event`: the controller's processing of one event, a bar on its lane (name, ControllerState).
  *  - `request`: a request and its response between brokers; a request refused for a stale
  *    epoch bounces back (`outcome` rejected). The name comes from the record, so any request
- *    kind is drawn; DIRECTION lists the ones a broker sends to the controller.
+ *    kind is drawn; BROKER_TO_CONTROLLER lists the ones a broker sends to the controller.
  *  - `mark`: a moment on a lane — a fault, a broker crashing or pausing, a controller elected.
- * Who wrote a znode is not in the observer's record: WRITERS says, per path, where to look (the
+ * Who wrote a znode is not in the observer's record: spacetime-sources.js says where to look (the
  * partition record that wrote the same leader and epoch, the znode's owner, the controller…).
  * Items are kept in order of their first record, so the view finds what is in sight by bisection.
  */
+import {LOOK, REFUSED, SESSION_EVENTS, WATCHED, broker, findLast, matches, writerLane} from './spacetime-sources.js';
+
+export {broker};
 export const BROKER_TO_CONTROLLER = new Set(['AlterIsr', 'ControlledShutdown']);
 export const ITEM_KINDS = ['zk', 'watch', 'event', 'request', 'mark'];
-const LOOK = 64; // how far (in records) a write and its observation, or a change and its watch, may lie apart
 const LONG = 400; // items longer than this are kept apart, so a query scans few
 const STATE = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
 
-/** Which ZooKeeper change fires a controller event's watch (Kafka 2.8's ZNodeChangeHandlers). */
-const WATCHED = {
-  BrokerChange: (p) => p.startsWith('/brokers/ids/'),
-  BrokerModifications: (p) => p.startsWith('/brokers/ids/'),
-  TopicChange: (p) => /^\/brokers\/topics\/[^/]+$/.test(p),
-  PartitionModifications: (p) => /^\/brokers\/topics\/[^/]+$/.test(p),
-  TopicDeletion: (p) => p.startsWith('/admin/delete_topics/'),
-  ZkPartitionReassignment: (p) => p === '/admin/reassign_partitions',
-  ReplicaLeaderElection: (p) => p === '/admin/preferred_replica_election',
-  IsrChangeNotification: (p) => p.startsWith('/isr_change_notification/'),
-  ControllerChange: (p) => p === '/controller',
-  Reelect: (p) => p === '/controller',
-  UncleanLeaderElectionEnable: (p) => p.startsWith('/config/'),
-  TopicUncleanLeaderElectionEnable: (p) => p.startsWith('/config/'),
-};
-const SESSION_EVENTS = new Set(['Expire', 'RegisterBrokerAndReelect']);
-const REFUSED = {rejected_stale_epoch: 'stale controller epoch (the /controller_epoch check failed)',
-  bad_version: 'BADVERSION (changed since it was read)'};
 const MARKS = {
   broker: {crashed: '✗ crashed', stopped: '■ stopped', paused: '⏸ paused', resumed: '▶ resumed',
     session_expired: '⌛ session expired', session_lost: '⌛ session lost', registered: '● registered'},
   controller: {elected: '♛ elected', resigned: '♛ resigned', fenced: '✗ fenced'},
 };
-
-export const broker = (id) => `broker:${id}`;
 
 export class SpacetimeModel {
   constructor() {
@@ -249,29 +231,6 @@ SpacetimeModel.prototype._noteWrite = function noteWrite(r) {
   }
 };
 
-/** Who wrote this znode (a lane), or null when its writer's record may still come. */
-function writerLane(r, path, stateMatch) {
-  const data = r.detail?.data ?? null;
-  if (path.startsWith('/brokers/ids/')) return broker(path.slice('/brokers/ids/'.length)); // its own, or its session's end
-  if (path === '/controller') return broker(r.broker_id ?? data?.brokerid);
-  if (r.to_state === 'deleted') return this._controller ?? 'admin'; // the controller cleans up what it handled
-  if (stateMatch) {
-    const key = `${stateMatch[1]}-${stateMatch[2]}`;
-    const write = data && findLast(this._writes.get(key) ?? [], (w) => w.seq >= r.seq - LOOK && matches(w, data));
-    return write ? write.lane : null;
-  }
-  if (path === '/controller_epoch') return this._controller ?? 'admin';
-  if (path.startsWith('/isr_change_notification/')) {
-    const leader = [...this._writes.values()].flat().filter((w) => w.lane !== this._controller).sort((a, b) => b.seq - a.seq)[0];
-    return leader ? leader.lane : 'admin';
-  }
-  return 'admin';
-}
-
-function matches(write, data) {
-  return write.leader === data.leader && write.epoch === data.leader_epoch && write.isr === String(data.isr ?? '');
-}
-
 /** A queued event: a watch notification out of ZooKeeper, or a broker's ControlledShutdown request. */
 function queued(r, lane) {
   if (r.op === 'ControlledShutdown' && r.detail?.event?.broker_id !== undefined) {
@@ -313,11 +272,6 @@ function mark(r, lane, label) {
 }
 
 // -- helpers ------------------------------------------------------------------------------------------
-function findLast(list, test) {
-  for (let i = list.length - 1; i >= 0; i -= 1) if (test(list[i])) return list[i];
-  return null;
-}
-
 export function start(item) {
   return Math.min(item.from.seq, item.to.seq);
 }
