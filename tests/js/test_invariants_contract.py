@@ -59,7 +59,8 @@ def test_logs_where_a_rule_breaks_agree_record_by_record(name, protocol_logs, tm
 
 def test_the_pages_catalogue_of_rules_is_pythons():
     done = subprocess.run([node(), "--input-type=module", "-e",
-                           "import {RULES} from './static/js/invariants-model.js'; console.log(JSON.stringify(RULES));"],
+                           "import {RULES} from './static/js/invariants-model.js';"
+                           "console.log(JSON.stringify(RULES));"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [{"id": r.id, "title": r.title, "statement": r.statement} for r in RULES]

@@ -63,7 +63,8 @@ def test_the_unclean_election_breaks_the_data_rule_at_the_loss_and_names_the_mes
     [violation] = at["open"]
     assert violation["seq"] == lost["seq"] and violation["cause_seq"] == unclean["seq"]
     assert violation["offsets"] == [2, 3, 4, 5, 6] and violation["acks"] == "1" and violation["promise"] is False
-    assert "offset(s) 2–6 (acks=1)" in violation["text"] and f"unclean election at #{unclean['seq']}" in violation["text"]
+    assert "offset(s) 2–6 (acks=1)" in violation["text"]
+    assert f"unclean election at #{unclean['seq']}" in violation["text"]
 
 
 def test_a_dead_leader_waits_for_the_controller_and_never_breaks_the_rule(protocol_logs):
@@ -103,10 +104,12 @@ def test_a_deleted_topics_epochs_start_again_and_a_restarted_broker_forgets_epoc
         _r(1, "zk", "znode:/brokers/topics/t/partitions/0/state", to_state="deleted",
            detail={"path": "/brokers/topics/t/partitions/0/state", "data": None}),
         _state(2, 0, 1, [1], 0, "created"),  # the topic created again: epoch 0 is not "down"
-        _r(3, "request", "request:LeaderAndIsr#1", to_state="applied", broker_id=1, controller_epoch=3, op="LeaderAndIsr"),
+        _r(3, "request", "request:LeaderAndIsr#1", to_state="applied", broker_id=1, controller_epoch=3,
+           op="LeaderAndIsr"),
         _r(4, "broker", "broker:1", to_state="crashed", broker_id=1),
         _r(5, "broker", "broker:1", to_state="started", broker_id=1),
-        _r(6, "request", "request:LeaderAndIsr#2", to_state="applied", broker_id=1, controller_epoch=2, op="LeaderAndIsr"),
+        _r(6, "request", "request:LeaderAndIsr#2", to_state="applied", broker_id=1, controller_epoch=2,
+           op="LeaderAndIsr"),
     ]
     assert all(v["count"] == 0 for v in verdicts(fold(records)).values())
     still_running = [r for r in records if r["seq"] not in (4, 5)]

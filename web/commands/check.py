@@ -34,7 +34,8 @@ def run(args) -> int:
 
     unknown = [rule for rule in args.allow if rule not in BY_ID]
     if unknown:
-        print(f"kclab check: unknown rule(s) {', '.join(unknown)}; the rules are {', '.join(RULE_IDS)}", file=sys.stderr)
+        print(f"kclab check: unknown rule(s) {', '.join(unknown)}; the rules are {', '.join(RULE_IDS)}",
+              file=sys.stderr)
         return 2
     try:
         replay = read_replay(args.log)
