@@ -40,6 +40,7 @@ export function createSpacetimeView(container, {store, invalidate, onSelect, get
   const header = root.append('svg').attr('class', 'st-lanes').attr('height', 34);
   const scroller = root.append('div').attr('class', 'st-scroll').on('scroll', () => {
     scrollTop = scroller.node().scrollTop;
+    domScroll = scrollTop;
     follow = scrollTop + viewport >= height() - row() * 2;
     invalidate();
   });
@@ -53,6 +54,7 @@ export function createSpacetimeView(container, {store, invalidate, onSelect, get
   let width = 600;
   let viewport = 400;
   let scrollTop = 0;
+  let domScroll = 0; // the scroller's offset as last seen or set: written only when it changes
   let follow = true;
   let lastCursor = null;
   let lastSelected = null;
@@ -105,7 +107,10 @@ export function createSpacetimeView(container, {store, invalidate, onSelect, get
 
   function scrollTo(top) {
     scrollTop = Math.max(0, Math.min(top, height() - viewport));
-    scroller.node().scrollTop = scrollTop;
+    if (Math.abs(domScroll - scrollTop) >= 1) {
+      domScroll = scrollTop;
+      scroller.node().scrollTop = scrollTop; // forces a layout: only when the offset moves
+    }
   }
 
   function reveal(seq) {
