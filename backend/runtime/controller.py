@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from kazoo.protocol.states import EventType
@@ -90,6 +91,12 @@ class KafkaController:
             return self.cluster.emit(records)
         return self.cluster.emit(records, cause=current.event.name, cause_seq=current.queued_seq)
 
+    def _emit_refused(self, records: list[Record]) -> list[Record]:
+        """A write ZooKeeper refused names who attempted it and the epoch it believed it had: the
+        space-time diagram draws it from this broker, the invariant panel fences this zombie."""
+        return self._emit([replace(r, controller_id=self.broker.id, controller_epoch=self.ctx.epoch or None)
+                           if r.controller_id is None else r for r in records])
+
     # -- running the core's programs ----------------------------------------------------------
     def _run(self, program) -> Any:
         """Carry out a program of the core; returns its value, or ``None`` if it was fenced."""
@@ -117,12 +124,12 @@ class KafkaController:
             if self.broker.pause_armed_for(self._current) and len(writes) > 1:
                 # A pause armed for this event strikes after the *first* write: the rest of the
                 # batch is attempted only when the broker wakes up — by then as a zombie.
-                result = zk.execute(writes[:1], epoch_zk_version, emit=self._emit)
+                result = zk.execute(writes[:1], epoch_zk_version, emit=self._emit_refused)
                 self.broker.after_controller_write(self._current)
-                result = result + zk.execute(writes[1:], epoch_zk_version, emit=self._emit)
+                result = result + zk.execute(writes[1:], epoch_zk_version, emit=self._emit_refused)
             else:
                 started = time.perf_counter()
-                result = zk.execute(writes, epoch_zk_version, emit=self._emit)
+                result = zk.execute(writes, epoch_zk_version, emit=self._emit_refused)
                 self._timed_writes(len(writes), time.perf_counter() - started, zk.pipelined)
                 self.broker.after_controller_write(self._current)
         if plan.requests:

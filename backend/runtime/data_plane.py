@@ -42,7 +42,8 @@ class DelayedProduce:
     leader_epoch: int
     required_offset: int
     deadline: float
-    respond: Callable[[str], None]
+    respond: Callable[[str, tuple[int, ...] | None], None]
+    """Called with the error and, when it succeeded, the ISR the leader counted."""
 
 
 class DataPlane:
@@ -75,7 +76,7 @@ class DataPlane:
         with self._lock:
             delayed, self._delayed = self._delayed, []
         for produce in delayed:
-            produce.respond("REQUEST_TIMED_OUT")
+            produce.respond("REQUEST_TIMED_OUT", None)
 
     def has_pending_changes(self) -> bool:
         return bool(self._pending_isr)
@@ -297,7 +298,7 @@ class DataPlane:
             timeout = self.broker.config["request.timeout.ms"]
             produce = DelayedProduce(
                 tp, state.leader_epoch, last + 1, self.broker.cluster.clock.now_ms() + timeout,
-                lambda error: respond(error, (first, last, state.leader_epoch)))
+                lambda error, isr: respond(error, (first, last, state.leader_epoch), (isr, min_isr)))
             self._delayed.append(produce)
             # Only the new request can have become complete: a moved high watermark already
             # checked the others (Kafka's purgatory, too, checks only what a change concerns).
@@ -313,20 +314,21 @@ class DataPlane:
                     done.append((produce, "NOT_LEADER_OR_FOLLOWER"))
                 elif self.log(produce.tp).high_watermark >= produce.required_offset:
                     min_isr = self.broker.cluster.topic_setting(produce.tp.topic, "min.insync.replicas")
-                    done.append((produce, "NONE" if len(state.isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"))
+                    done.append((produce, "NONE" if len(state.isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+                                 tuple(state.isr)))
                 elif now > produce.deadline:
-                    done.append((produce, "REQUEST_TIMED_OUT"))
+                    done.append((produce, "REQUEST_TIMED_OUT", None))
             if done:
-                finished = {id(p) for p, _ in done}
+                finished = {id(p) for p, _, _ in done}
                 self._delayed = [p for p in self._delayed if id(p) not in finished]
-        for produce, error in done:
-            produce.respond(error)
+        for produce, error, isr in done:
+            produce.respond(error, isr)
 
     def _fail_delayed(self, tp: TopicPartition, error: str) -> None:
         failed = [p for p in self._delayed if p.tp == tp]
         self._delayed = [p for p in self._delayed if p.tp != tp]
         for produce in failed:
-            produce.respond(error)
+            produce.respond(error, None)
 
     def read_committed(self, tp: TopicPartition) -> list[LogEntry] | None:
         """What a consumer may read from this leader: everything below the high watermark."""
