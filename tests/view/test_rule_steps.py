@@ -78,7 +78,8 @@ def test_rule_expectations_compare_over_the_run_or_now():
     ("{op: expect, rules: {leader_in_irs: held}}", "a rule such as leader_in_isr"),
     ("{op: expect, rules: {leader_in_isr: fine}}", "held, broke, holds, broken"),
     ("{op: highlight, targets: ['rule:no_such_rule']}", "rule:leader_in_isr"),
-    ("{op: predict, id: q, question: Which, answer: {rule_broken: true, controller: id}, expected: x, explain: y}",
+    ("{op: predict, id: q, question: Which, choices: [x, z], answer: {rule_broken: true, controller: id}, expected: x, "
+     "explain: y}",
      "exactly one of"),
 ])
 def test_rule_steps_are_checked_before_anything_runs(step, reason):
