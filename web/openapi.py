@@ -6,7 +6,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from backend.core.records import FIELD_NAMES
-from backend.scripts.schema import build_schema, op_schema
+from backend.scripts.cluster_spec import SANDBOX_CLUSTER_FIELDS
+from backend.scripts.fields import fields_schema
+from backend.scripts.schema import op_schema
 from backend.scripts.vocabulary import FAULT_VOCABULARY
 from web import stats_pages
 
@@ -189,7 +191,6 @@ _REPLAY_SCHEMAS = {
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict:
-    script = build_schema()
     record_props = {name: {} for name in FIELD_NAMES}
     return {
         "openapi": "3.1.0",
@@ -245,7 +246,7 @@ def openapi_document() -> dict:
                 "Error": {"type": "object", "required": ["error"], "properties": {
                     "ok": {"const": False}, "error": {"type": "string"}, "seq": {"type": "integer"}}},
                 "NewSandbox": {"type": "object", "additionalProperties": False, "properties": {
-                    "cluster": script["properties"]["cluster"]}},
+                    "cluster": {**fields_schema(SANDBOX_CLUSTER_FIELDS), "description": "the sandbox's cluster"}}},
                 "Sandbox": {"type": "object", "properties": {
                     "id": {"type": "string"}, "token": {"type": "string"}, "mode": {"type": "string"},
                     "status": {"type": "string"}, "cluster": {"type": "object"}}},

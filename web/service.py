@@ -46,7 +46,7 @@ def parse_cluster(body: Any) -> ClusterSpec:
     cluster = {**DEFAULT_CLUSTER, **(body.get("cluster") or {})}
     if "brokers" in (body.get("cluster") or {}) and "topics" not in body["cluster"]:
         cluster["topics"] = {}
-    spec, _, issues = check_cluster(cluster)
+    spec, _, issues = check_cluster(cluster, sandbox=True)
     if issues or spec is None:
         raise ApiError(400, "; ".join(message for _, message in issues))
     if spec.zookeeper_servers != 1:

@@ -120,15 +120,16 @@ class World:
         self.add_topic(name, args["partitions"], args["replication_factor"], origin)
         return issues + self.size_problems(("topic",))
 
-    def size_problems(self, path: tuple) -> list[Issue]:
-        """A cluster holds at most ``MAX_TOPICS`` topics and ``MAX_PARTITIONS`` partitions at once."""
+    def size_problems(self, path: tuple, max_partitions: int = MAX_PARTITIONS) -> list[Issue]:
+        """A cluster holds at most ``MAX_TOPICS`` topics and ``max_partitions`` partitions at once
+        (``MAX_PARTITIONS``, except for the cluster a lesson starts from)."""
         live = [t for t in self.topics.values() if not t.deleted_by]
         partitions = sum(t.partitions or 0 for t in live)
         issues = []
         if len(live) > MAX_TOPICS:
             issues.append((path, f"a cluster may hold at most {MAX_TOPICS} topics; this would make {len(live)}"))
-        if partitions > MAX_PARTITIONS:
-            issues.append((path, f"a cluster may hold at most {MAX_PARTITIONS} partitions in all its topics; "
+        if partitions > max_partitions:
+            issues.append((path, f"a cluster may hold at most {max_partitions} partitions in all its topics; "
                                  f"this would make {partitions}"))
         return issues
 

@@ -179,8 +179,8 @@ def not_topic_level(name: str) -> str:
 class Assignment(MapOf):
     """``{partition: [broker, ...]}``: partitions 0..n-1, each with the same number of distinct brokers."""
 
-    def __init__(self) -> None:
-        super().__init__(PARTITION, BROKER_LIST, min_items=1, max_items=MAX_PARTITIONS_PER_TOPIC,
+    def __init__(self, max_partitions: int = MAX_PARTITIONS_PER_TOPIC) -> None:
+        super().__init__(PARTITION, BROKER_LIST, min_items=1, max_items=max_partitions,
                          label="a replica assignment like {0: [1, 0], 1: [0, 1]}")
 
     def check(self, value, path):
