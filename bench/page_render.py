@@ -5,6 +5,14 @@ ZooKeeper or server is needed: only the page's fold and drawing are measured.
 
     .venv/bin/python bench/page_render.py LOG.jsonl --rate 5000 --seconds 10 --runs 3
     .venv/bin/python bench/page_render.py LOG.jsonl --rates 1000,2000,5000,10000 --runs 3 --json
+    .venv/bin/python bench/page_render.py LOG.jsonl --diagram 100,10000 --runs 3
+
+``--diagram N,M`` measures the space-time diagram instead, on logs of N and M records loaded at
+once: its render time (the view's own ``data-render-ms``) and the page's frame times while the
+diagram is scrolled from the first record to the last in 150 steps, at the default zoom and
+zoomed out to 3 px a record (the most items in sight), and while the cursor is scrubbed to 40
+seqs. The smallest log is the floor: a diagram that draws only what is in sight costs the same
+at 10,000 records as at 100.
 
 Frames are timed with ``requestAnimationFrame`` while the stream lasts (from the first record
 applied to the last); a frame longer than 1.2 x 16.7 ms = 20 ms is a dropped frame. The
@@ -97,6 +105,95 @@ def measure(browser, url: str, records: int, seconds: float) -> dict:
     }
 
 
+SCROLL = """async ([steps]) => {
+  const scroller = document.querySelector('.st-scroll');
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  const out = [];
+  for (let i = 0; i <= steps; i += 1) {
+    const t = performance.now();
+    scroller.scrollTop = (scroller.scrollHeight - scroller.clientHeight) * i / steps;
+    await frame();
+    out.push([performance.now() - t, Number(document.querySelector('#spacetime').dataset.renderMs),
+              Number(document.querySelector('#spacetime').dataset.items)]);
+  }
+  return out;
+}"""
+SCRUB = """async ([seqs]) => {
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  const out = [];
+  for (const seq of seqs) {
+    const t = performance.now();
+    await window.kclab.store.scrubTo(seq);
+    await frame();
+    out.push([performance.now() - t, Number(document.querySelector('#spacetime').dataset.renderMs),
+              Number(document.querySelector('#spacetime').dataset.items)]);
+  }
+  return out;
+}"""
+
+
+def summarise(samples: list[list[float]]) -> dict:
+    frames, renders, items = (sorted(x[i] for x in samples) for i in range(3))
+    return {"steps": len(samples), "render_median_ms": round(renders[len(renders) // 2], 2),
+            "render_p95_ms": round(pct(renders, 0.95), 2), "render_max_ms": round(renders[-1], 2),
+            "frame_median_ms": round(frames[len(frames) // 2], 1), "frame_p95_ms": round(pct(frames, 0.95), 1),
+            "items_median": items[len(items) // 2], "items_max": items[-1]}
+
+
+def measure_diagram(browser, url: str, records: int) -> dict:
+    """The diagram on a log of ``records`` records, all loaded: scrolled through, zoomed out, scrubbed."""
+    page = browser.new_page(viewport={"width": 1500, "height": 1400})
+    page.goto(url)
+    page.wait_for_function(f"Number(document.body.dataset.seq) >= {records - 1}", timeout=120_000)
+    page.locator(".spacetime-panel").scroll_into_view_if_needed()  # the diagram draws only while on screen
+    page.wait_for_timeout(500)
+    out = {"scroll": summarise(page.evaluate(SCROLL, [150]))}
+    for _ in range(3):
+        page.click('[data-action="zoom-out"]')
+    out["scroll_zoomed_out"] = summarise(page.evaluate(SCROLL, [150]))
+    step = max(1, records // 40)
+    out["scrub"] = summarise(page.evaluate(SCRUB, [list(range(records - 1, -1, -step))[:40]]))
+    out["loadavg_1min"] = round(os.getloadavg()[0], 2)
+    page.close()
+    return out
+
+
+def run_diagram(args) -> None:
+    sizes = [int(n) for n in args.diagram.split(",")]
+    results = {"command": " ".join([".venv/bin/python", "bench/page_render.py", *sys.argv[1:]]), "log": str(args.log),
+               "diagram": {}}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        server = serve(0, replays=Path(tmp))
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        try:
+            for n in sizes:
+                repeated(args.log, n, Path(tmp) / f"diagram-{n}.jsonl")
+            for i in range(args.runs):  # the sizes side by side in every run
+                for n in sizes:
+                    wait_quiet(args.wait_quiet, args.wait_max)
+                    url = f"http://127.0.0.1:{server.server_address[1]}/?replay=/replays/diagram-{n}.jsonl&rate=all"
+                    run = measure_diagram(browser, url, n)
+                    results["diagram"].setdefault(str(n), []).append(run)
+                    print(f"{n} records, run {i + 1}: " + "; ".join(
+                        f"{k} render {v['render_median_ms']}/{v['render_p95_ms']} ms (median/p95), frame "
+                        f"{v['frame_median_ms']}/{v['frame_p95_ms']} ms, {v['items_median']} items"
+                        for k, v in run.items() if isinstance(v, dict)) + f" (load {run['loadavg_1min']})",
+                          file=sys.stderr, flush=True)
+        finally:
+            browser.close()
+            server.shutdown()
+    for n, runs in results["diagram"].items():
+        for key in ("scroll", "scroll_zoomed_out", "scrub"):
+            med = {k: statistics.median(r[key][k] for r in runs) for k in
+                   ("render_median_ms", "render_p95_ms", "frame_median_ms", "frame_p95_ms", "items_median")}
+            print(f"{n:>6} records {key:>18}: render {med['render_median_ms']} ms (p95 {med['render_p95_ms']}), "
+                  f"frame {med['frame_median_ms']} ms (p95 {med['frame_p95_ms']}), {med['items_median']} items "
+                  f"(median of {len(runs)})")
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log", type=Path)
@@ -110,11 +207,15 @@ def main() -> None:
                         help="before each run, wait (up to --wait-max s) until the machine is at most PCT %% busy")
     parser.add_argument("--wait-max", type=float, default=300, metavar="S", help="see --wait-quiet (default 300)")
     parser.add_argument("--json", action="store_true", help="every number of every run as JSON on stdout")
+    parser.add_argument("--diagram", metavar="N,M", help="measure the space-time diagram on logs of these sizes")
     args = parser.parse_args()
     # SIGTERM (and SIGINT, which a background job may have ignored) unwind through the
     # ``finally`` blocks, so the server, the browser and ZooKeeper are stopped and chroots deleted.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    if args.diagram:
+        run_diagram(args)
+        return
     rates = args.rates.split(",") if args.rates else [args.rate]
     results = {"command": " ".join([".venv/bin/python", "bench/page_render.py", *sys.argv[1:]]),
                "log": str(args.log), "chromium": "/usr/bin/chromium", "rates": {}}

@@ -73,3 +73,20 @@ def browser():
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def protocol_logs(zk_hosts, zk_root_client, tmp_path_factory):
+    """Replay logs of the zombie-controller and unclean-election scripts, recorded once per test
+    session (the invariant checks, their JS port, the diagram and the panel all read them):
+    ``{script name: path}``."""
+    from pathlib import Path
+
+    from tests.support import record_script
+    scripts = Path(__file__).resolve().parents[1] / "lessons" / "scripts"
+    directory = tmp_path_factory.mktemp("protocol-logs")
+    logs = {}
+    for name in ("zombie_controller_fenced", "unclean_election_loses_acks1"):
+        chroot = f"{TEST_ROOT}/protocol-{name}-{uuid.uuid4().hex[:8]}"
+        logs[name] = record_script(scripts / f"{name}.yaml", zk_hosts, zk_root_client, chroot, directory).replay_path
+    return logs

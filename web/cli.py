@@ -13,7 +13,7 @@ import importlib
 import sys
 
 COMMAND_MODULES = ("web.commands.zk", "web.commands.run", "web.commands.serve", "web.commands.stats",
-                   "web.commands.lessons")
+                   "web.commands.lessons", "web.commands.check")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from backend.view import cluster_view
 from backend.core.records import Record
 from backend.runtime.cluster import Cluster
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.replay import ReplayWriter
 from backend.runtime.runner import APP_VERSION, new_session_id
 from backend.faultscript.cluster_spec import ClusterSpec
+from backend.view import page
 from backend.zk import paths
 from web.replay_access import write_owner
 
@@ -42,7 +42,7 @@ class Sandbox:
     last_active: float = field(default_factory=time.monotonic)
     watchers: int = 0
     replay: ReplayWriter | None = None
-    view: dict = field(default_factory=cluster_view.empty_view)
+    view: dict = field(default_factory=page.empty_view)
     pending: list[dict] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
@@ -66,7 +66,7 @@ class Sandbox:
         dicts = [r.to_dict() for r in records]
         with self.lock:
             for record in dicts:
-                cluster_view.apply(self.view, record)
+                page.apply(self.view, record)
             first = not self.pending
             self.pending.extend(dicts)
         if first and self.on_pending is not None:

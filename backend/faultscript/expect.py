@@ -15,7 +15,8 @@ as empty)::
      "partitions": {"t-0": {"leader": 2, "isr": [2, 0], "leader_epoch": 1,
                             "state": "OnlinePartition", ...}},
      "replicas": {"t-0/1": "OnlineReplica"},
-     "znodes": {"/controller": b'{"version":1,"brokerid":0,...}', "/gone": None}}  # None: absent
+     "znodes": {"/controller": b'{"version":1,"brokerid":0,...}', "/gone": None},  # None: absent
+     "rules": {"leader_in_isr": {"status": "holds", "count": 0}}}   # backend.view.invariants.verdicts
 
 States may be given as ``PartitionState``/``ReplicaState`` members or their names; znode data as
 bytes or text (decoded as JSON when it is JSON, else compared as text; empty data is ``b""``,
@@ -52,6 +53,8 @@ def mismatches(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list[s
         _compare(f"replicas.{key}", state, _lookup(actual.get("replicas"), key), out, "no such replica")
     for path, want in expected.get("znodes", {}).items():
         _znode(path, want, _lookup(actual.get("znodes"), path), out)
+    for rule, want in expected.get("rules", {}).items():
+        _rule(rule, want, _lookup(actual.get("rules"), rule), out)
     return out
 
 
@@ -65,6 +68,7 @@ def describe_expectation(args: Mapping[str, Any]) -> str:
     parts += [f"broker {broker} {state}" for broker, state in args.get("brokers", {}).items()]
     parts += [f"{key} {_partition_text(fields)}" for key, fields in args.get("partitions", {}).items()]
     parts += [f"replica {key} {state}" for key, state in args.get("replicas", {}).items()]
+    parts += [f"rule {rule} {verdict}" for rule, verdict in args.get("rules", {}).items()]
     for path, want in args.get("znodes", {}).items():
         if _exists_only(want):
             parts.append(f"znode {path} {'exists' if want['exists'] else 'absent'}")
@@ -106,6 +110,19 @@ def _compare(path: str, expected: Any, found: Any, out: list[str], missing: str 
     found = plain(found)
     if not _same(expected, found):
         out.append(f"{path}: expected {_show(expected)}, found {_show(found)}")
+
+
+_RULE_TESTS = {"held": lambda v: v["count"] == 0, "broke": lambda v: v["count"] > 0,
+               "holds": lambda v: v["status"] == "holds", "broken": lambda v: v["status"] == "broken"}
+
+
+def _rule(rule: str, want: str, verdict: Any, out: list[str]) -> None:
+    """``held``/``broke``: over the whole run so far; ``holds``/``broken``: at this moment."""
+    if verdict is _MISSING:
+        out.append(f"rules.{rule}: expected {want}, found no such rule")
+    elif not _RULE_TESTS[want](verdict):
+        out.append(f"rules.{rule}: expected {want}, found {verdict['status']} now, "
+                   f"{verdict['count']} violation(s) so far")
 
 
 def _exists_only(want: Any) -> bool:

@@ -27,11 +27,14 @@ from backend.faultscript.kafka_types import (BROKER, BROKER_LIST, PARTITION, TOP
 from backend.faultscript.fields import Field, Struct, check_fields
 from backend.faultscript.limits import MAX_PARTITIONS, MAX_PARTITIONS_PER_TOPIC, MAX_PRODUCE_COUNT, MAX_REPLICATION_FACTOR
 from backend.faultscript.types import NO_DEFAULT, Choice, Int, Issue, ListOf, MapOf, Nullable, Scalar, shown, suggestion
+from backend.view.rules import RULE_IDS
 
 EVENT_NAMES = tuple(EVENTS)
 """Kafka 2.8's ControllerEvent classes a broker can be paused in (``backend/core/controller/events.py``)."""
 BROKER_STATES = ("alive", "dead", "paused", "shutting_down")
-EXPECTATIONS = ("controller", "controller_epoch", "brokers", "partitions", "replicas", "znodes")
+EXPECTATIONS = ("controller", "controller_epoch", "brokers", "partitions", "replicas", "znodes", "rules")
+RULE_VERDICTS = ("held", "broke", "holds", "broken")
+"""``held``/``broke``: never / at least once broken since the run began; ``holds``/``broken``: now."""
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,9 @@ OPS = (
         _f("partitions", MapOf(PartitionKey(), PARTITION_EXPECTATION, min_items=1), "partitions' state"),
         _f("replicas", MapOf(ReplicaKey(), Choice(tuple(ReplicaState.__members__)), min_items=1),
            "replicas' ReplicaState, keyed topic-partition/broker"),
-        _f("znodes", ZNODES, "znodes' data (decoded JSON or text), or {exists: false}")),
+        _f("znodes", ZNODES, "znodes' data (decoded JSON or text), or {exists: false}"),
+        _f("rules", MapOf(Choice(RULE_IDS, "a rule such as leader_in_isr"), Choice(RULE_VERDICTS), min_items=1),
+           "Kafka's rules (kclab check): held or broke since the start, holds or broken now")),
        (AT_LEAST_ONE_EXPECTATION,), kind="script", observes=True),
 )
 

@@ -75,6 +75,11 @@ def _read_seen(runner: LessonRunner, source: dict, question: dict) -> Any:
     return "yes" if any(matches(r, source["seen"]) for r in runner.bus.since(question["since"])) else "no"
 
 
+def _read_rule_broken(runner: LessonRunner, source: dict, question: dict) -> Any:
+    """The first of Kafka's rules (``backend/view/rules.py``) that broke after the question."""
+    return runner.rules.first_broken_since(question["since"]) or "none"
+
+
 def _read_record(runner: LessonRunner, source: dict, question: dict) -> Any:
     match, field = source["record"]["match"], source["record"]["field"]
     first = next((r for r in runner.bus.since(question["since"]) if matches(r, match)), None)
@@ -84,4 +89,4 @@ def _read_record(runner: LessonRunner, source: dict, question: dict) -> Any:
 ANSWER_READERS = dispatch_table(ANSWER_SOURCES, {
     "partition": _read_partition, "controller": _read_controller, "znode": _read_znode, "produce": _read_produce,
     "znodes_changed": _read_znodes_changed, "duration": _read_duration, "speedup": _read_speedup, "seen": _read_seen,
-    "record": _read_record}, "answer sources")
+    "record": _read_record, "rule_broken": _read_rule_broken}, "answer sources")

@@ -62,6 +62,10 @@ class LessonRunner(ScriptRunner):
         self._questions: dict[str, dict[str, Any]] = {}
         self._timed: dict[str, tuple[dict, list[Record]]] = {}
 
+    def asks_about_rules(self) -> bool:
+        return super().asks_about_rules() or any(
+            step.op == "predict" and "rule_broken" in step.args["answer"] for step in self.script.steps)
+
     def before_steps(self) -> None:
         self._collect_timed()
         self._lesson_record("started", f"Lesson: {self.lesson.title}.",

@@ -10,11 +10,14 @@ for the student's Continue (``backend/lessons/pacing.py`` says which steps are s
 * ``pause`` — an explicit stop (headless runs go on at once).
 * ``await`` — wait for a record that matches, e.g. ``{kind: controller, to_state: elected}``; if
   it never comes within ``timeout_ms``, the lesson stops with ``message``.
-* ``highlight`` — point at brokers, znodes, partitions or requests (record subjects) while the
+* ``highlight`` — point at brokers, znodes, partitions or requests (record subjects), at a rule of
+  the invariant panel (``rule:leader_in_isr``) or at arrows of the space-time diagram
+  (``arrow:request:LeaderAndIsr``, ``arrow:znode:/controller_epoch``, ``arrow:refused``) while the
   lesson plays; its ``note`` is shown like a caption.
 * ``predict`` — a stop with a question the real cluster then answers: the student picks one of
   ``choices`` or "I'm not sure" before going on. ``answer`` says where the cluster's answer is
-  read; ``expected`` is the author's answer (one of the choices), which a headless run checks;
+  read (``rule_broken: true``: the first of Kafka's rules that broke after the question, or
+  ``none``); ``expected`` is the author's answer (one of the choices), which a headless run checks;
   ``misconceptions`` attaches to a wrong choice the sentence shown to whoever picked it.
 * ``reveal`` — the moment the cluster answers a ``predict``: grades everyone's answers.
 * ``direct`` — a stage direction that pins a race so the lesson plays the same way every time
@@ -29,12 +32,14 @@ from backend.faultscript.fields import Field, Struct
 from backend.faultscript.kafka_types import BROKER, ZNODE_PATH, PartitionKey
 from backend.faultscript.types import Choice, FieldType, Int, ListOf, MapOf, Scalar, Str
 from backend.faultscript.vocabulary import PARTITION_EXPECTATION, SCRIPT_VOCABULARY, Op, Rule
+from backend.view.rules import RULE_IDS
 
 IDENTIFIER = Str(r"[a-z][a-z0-9_]{0,39}", "an identifier (lower case letters, digits, _)")
 LESSON_ID = Str(r"[a-z][a-z0-9_]{0,39}(/[a-z][a-z0-9_]{0,39})?",
                 "a lesson id (its file name without .yaml, e.g. controller_failover)")
-SUBJECT = Str(r"(broker|partition|replica|znode|request|event):.+",
-              "a subject like broker:1, partition:t-0, znode:/controller or request:LeaderAndIsr")
+SUBJECT = Str(r"(broker|partition|replica|znode|request|event|arrow):.+|rule:(" + "|".join(RULE_IDS) + ")",
+              "a subject like broker:1, partition:t-0, znode:/controller or request:LeaderAndIsr, a rule like "
+              "rule:leader_in_isr, or a diagram arrow like arrow:request:LeaderAndIsr")
 TEXT = Str(r"[\s\S]+", "text (Markdown)")
 BOOL = Choice((True, False), label="true or false")
 PARTITION_FIELDS = tuple(f.name for f in PARTITION_EXPECTATION.fields)  # what an `expect` may check, a question may ask
@@ -99,9 +104,11 @@ ANSWER = Struct((
                          "choice of its band"),
     _f("seen", RECORD_MATCH, "yes if a record with these fields came after the question was asked, else no"),
     _f("record", FIRST_RECORD, "a field of the first matching record after the question was asked"),
+    _f("rule_broken", Choice((True,)), "the first of Kafka's rules that broke after the question was asked "
+                                       "(a rule id such as acked_not_lost, or none)"),
 ), label="where the cluster's answer is read", min_fields=1)
 ANSWER_SOURCES = ("partition", "controller", "znode", "produce", "znodes_changed", "duration", "speedup", "seen",
-                  "record")
+                  "record", "rule_broken")
 
 
 def _one_answer_source(args: dict):

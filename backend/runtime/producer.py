@@ -23,6 +23,7 @@ from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.core.subjects import partition_subject
 from backend.runtime.peers import Emit
+from backend.view.violations import ranges
 
 if TYPE_CHECKING:
     from backend.runtime.broker.broker import SimulatedBroker
@@ -34,6 +35,9 @@ class ProduceResult:
     first_offset: int | None = None
     count: int = 0
     leader: int | None = None
+    isr: tuple[int, ...] | None = None
+    """acks=all: the ISR the leader counted when it answered, and min.insync.replicas then."""
+    min_isr: int | None = None
 
 
 class AckLedger:
@@ -80,7 +84,7 @@ class AckLedger:
                 kind="log", subject=partition_subject(tp.topic, tp.partition), to_state="lost", op="data_loss",
                 topic=tp.topic, partition=tp.partition, broker_id=leader, leader=leader, offset=offsets[0],
                 count=len(offsets), acks=acks, outcome="data_loss",
-                note=f"{len(offsets)} message(s) at offset(s) {_ranges(offsets)} were acknowledged (acks={acks}) but "
+                note=f"{len(offsets)} message(s) at offset(s) {ranges(offsets)} were acknowledged (acks={acks}) but "
                      f"the new leader {leader} does not have them: they are lost.",
                 detail={"offsets": offsets})])
         return [offset for offset, _, _ in lost]
@@ -146,9 +150,10 @@ class Producer:
                                  leader_id))
             return
 
-        def respond(error, offsets):
+        def respond(error, offsets, checked=(None, None)):
             if acks != "0":
-                answer(ProduceResult(error, offsets[0] if offsets else None, count, leader_id))
+                isr, min_isr = checked if checked[0] is not None else (None, None)
+                answer(ProduceResult(error, offsets[0] if offsets else None, count, leader_id, isr, min_isr))
 
         broker.requests.enqueue_produce(tp, payloads, acks, respond)
         if acks == "0":
@@ -196,15 +201,21 @@ class Producer:
                 if ok and result.first_offset is not None else f"{result.count} message(s)")
         if ok and acks == "0":
             note = f"Sent {result.count} message(s) to leader {result.leader} with acks=0: nobody waits for an answer."
+        elif ok and result.isr is not None:
+            note = (f"Leader {result.leader} acknowledged {what} (acks={acks}): its ISR {list(result.isr)} has them, "
+                    f"and min.insync.replicas is {result.min_isr}.")
         elif ok:
             note = f"Leader {result.leader} acknowledged {what} (acks={acks})."
         else:
             note = f"Producing {result.count} message(s) with acks={acks} failed: {result.error}{_why(result.error)}"
+        detail = {"error": result.error, "payloads": payloads[:20]}
+        if result.min_isr is not None:
+            detail["min_insync_replicas"] = result.min_isr
         self._emit([Record(
             kind="log", subject=partition_subject(tp.topic, tp.partition), op="produce",
             to_state="acknowledged" if ok else "refused", topic=tp.topic, partition=tp.partition,
-            broker_id=result.leader, leader=result.leader, offset=result.first_offset, count=result.count, acks=acks,
-            outcome="ok" if ok else "error", note=note, detail={"error": result.error, "payloads": payloads[:20]})])
+            broker_id=result.leader, leader=result.leader, isr=result.isr, offset=result.first_offset,
+            count=result.count, acks=acks, outcome="ok" if ok else "error", note=note, detail=detail)])
 
 
 def _why(error: str) -> str:
@@ -223,12 +234,3 @@ def _group_by_acks(lost):
     for offset, _, acks in lost:
         groups[acks].append(offset)
     return sorted(groups.items())
-
-
-def _ranges(offsets: list[int]) -> str:
-    out, start = [], offsets[0]
-    for previous, current in zip(offsets, offsets[1:] + [None]):
-        if current != previous + 1:
-            out.append(f"{start}" if start == previous else f"{start}–{previous}")
-            start = current
-    return ", ".join(out)

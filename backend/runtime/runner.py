@@ -26,6 +26,7 @@ from backend.faultscript.loader import Script, Step
 from backend.faultscript.vocabulary import SCRIPT_VOCABULARY
 from backend.runtime.cluster import Cluster
 from backend.runtime.faults import FAULTS, apply_fault
+from backend.runtime.live_rules import LiveRules
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.replay import ReplayWriter, default_replay_dir
 from backend.zk import paths
@@ -80,6 +81,7 @@ class ScriptRunner:
         self.header_extra = dict(header or {})
         self._replay_dir = Path(replay_dir) if replay_dir else default_replay_dir()
         self._replay: ReplayWriter | None = None
+        self.rules = LiveRules(self.bus) if self.asks_about_rules() else None
         if on_record is not None:
             self.bus.subscribe(lambda records: [on_record(r) for r in records])
 
@@ -118,6 +120,10 @@ class ScriptRunner:
         if self._replay is not None:
             self._replay.close()
 
+    def asks_about_rules(self) -> bool:
+        """Whether a step checks Kafka's rules (then the run keeps them live: ``self.rules``)."""
+        return any(step.op == "expect" and "rules" in step.args for step in self.script.steps)
+
     def before_steps(self) -> None:
         """Hook: the cluster is up, no step has run (lessons announce themselves here)."""
 
@@ -152,7 +158,10 @@ class ScriptRunner:
         znodes = list((expected.get("znodes") or {}).keys())
         deadline = time.monotonic() + args["within_ms"] / 1000
         while True:
-            found = mismatches(expected, self.cluster.inspect(znodes))
+            actual = self.cluster.inspect(znodes)
+            if self.rules is not None:
+                actual["rules"] = self.rules.verdicts()
+            found = mismatches(expected, actual)
             if not found:
                 self._say(f"{step.where} expect {describe_expectation(args)}: ok")
                 return RunResult(True, "ok", step)

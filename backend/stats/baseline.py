@@ -5,7 +5,9 @@ computed straight from the records, and ``bench/stats_scale.py`` times this agai
 show where Spark starts to pay off. It is written independently of the Spark transforms (a loop
 per session, not DataFrames) but to the same definitions, which are stated in the transforms'
 docstrings (``cluster_metrics``, ``lesson_metrics``, ``sandbox_metrics``) and in the loader's
-table of reasons for setting a line aside. No JVM is involved: ``pyspark.sql.types`` is plain
+table of reasons for setting a line aside. The rules broken are the exception: both count them
+with the same checks (``backend.stats.violations``, which is ``backend/view``), so here they
+check the job's plumbing (grouping, the duplicate copies, the damaged lines left out). No JVM is involved: ``pyspark.sql.types`` is plain
 Python and only describes the schema.
 
 Usage: ``python -m backend.stats.baseline DIR`` prints the result as JSON.
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from backend.core.records import KINDS
 from backend.stats.schema import LINE_SCHEMA, REQUIRED_RECORD_FIELDS
+from backend.stats.violations import rule_violations
 
 _INT_RANGE = {"IntegerType": (-2**31, 2**31 - 1), "LongType": (-2**63, 2**63 - 1)}
 _TYPES = {f.name: f.dataType for f in LINE_SCHEMA.fields}
@@ -103,7 +106,11 @@ def scan_log(path: Path) -> tuple[dict | None, int]:
 
 def read_log(path: Path, malformed: Counter) -> tuple[dict | None, list[dict], int]:
     """(header, usable records sorted by seq, number of lines) of one file."""
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    return read_text(path.read_bytes().decode("utf-8", errors="replace"), malformed)
+
+
+def read_text(text: str, malformed: Counter) -> tuple[dict | None, list[dict], int]:
+    """``read_log`` of a log's text (the violations dataset reads files on Spark's executors)."""
     complete = text.endswith("\n")
     lines = [] if text == "" else text.split("\n")
     if complete:
@@ -197,7 +204,7 @@ def compute(replays: str | Path) -> dict:
     size = 0
     by_mode: Counter = Counter()
     fail_ms, fail_unresolved, windows = [], 0, []
-    elections, losses, fenced, stale = Counter(), Counter(), 0, 0
+    elections, losses, fenced, stale, broke = Counter(), Counter(), 0, 0, Counter()
     answers = correct = wrong = 0
     started = finished = completed = 0
     user_faults: Counter = Counter()
@@ -235,6 +242,7 @@ def compute(replays: str | Path) -> dict:
             if ms is not None:
                 fail_ms.append(ms)
         windows.extend(offline_windows(records))
+        broke.update(rule_violations(records))
         lesson = defaultdict(bool)
         for r in records:
             kind, state, outcome = r["kind"], r.get("to_state"), r.get("outcome")
@@ -274,7 +282,7 @@ def compute(replays: str | Path) -> dict:
             "elections": {"by_strategy": dict(elections), "total": sum(elections.values()),
                           "unclean": elections.get("offline_unclean", 0)},
             "messages_lost": {"total": sum(losses.values()), "by_acks": dict(losses)},
-            "zombie_writes_fenced": fenced, "stale_epoch_rejections": stale,
+            "zombie_writes_fenced": fenced, "stale_epoch_rejections": stale, "rules_broken": dict(broke),
             "predictions": {"answers": answers, "correct": correct, "wrong": wrong,
                             "accuracy": correct / (correct + wrong) if correct + wrong else None},
             "lessons": {"started": started, "finished": finished, "completed": completed,

@@ -8,9 +8,11 @@ Three ways to run it:
   --out DIR`` from the repository root, with any ``spark-submit`` options (``--master``,
   ``--driver-memory`` …): the master then comes from ``spark-submit``. ``PYSPARK_PYTHON`` makes
   spark-submit start the driver with the venv's interpreter (it would use ``python3``); this
-  file puts the repository root on ``sys.path`` itself. The executors need no Python and none
-  of our code — the job uses only built-in DataFrame functions, no Python UDFs — but they must
-  read ``--replays`` and write ``--out`` at the same paths as the driver (a shared volume);
+  file puts the repository root on ``sys.path`` itself. Every dataset but one uses only
+  built-in DataFrame functions; ``violations`` runs the invariant panel's Python checks on the
+  executors (``backend.stats.violations``), so they need this package and its Python, as the
+  compose file's worker (the app's image) has. They must read ``--replays`` and write ``--out``
+  at the same paths as the driver (a shared volume);
 - from Python: :func:`run_job` (the web dashboard runs it in a background thread, with a
   progress callback, on the process's one SparkSession).
 
@@ -52,6 +54,7 @@ def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None
     from backend.stats.output import Output
     from backend.stats.progress import Progress
     from backend.stats.summary import build_summary, list_input
+    from backend.stats.violations import violations_of
 
     started = time.monotonic()
     replays = str(replays)
@@ -81,7 +84,8 @@ def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None
                 counts = {**input_counts(kept), "duplicate_copies": copies.count()}
                 parsed.unpersist()
                 events = attribute_faults(records_of(kept)).cache()
-                metrics = Metrics(events, sessions_of(kept), malformed_of(kept))
+                metrics = Metrics(events, sessions_of(kept), malformed_of(kept),
+                                  violations_of(read_files(spark, replays)))
                 metrics.prepare()
                 timings["load"] = time.monotonic() - t
 

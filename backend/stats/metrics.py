@@ -27,6 +27,7 @@ DATASETS: dict[str, str] = {
     "elections": "leader elections that elected a leader, per strategy and scope",
     "data_loss": "acknowledged messages lost (log records with outcome data_loss), per acks and scope",
     "fencing": "zombie writes fenced by ZooKeeper and requests rejected for a stale epoch, per scope",
+    "violations": "Kafka's rules broken (the invariant panel's checks): sessions and violations per rule, per scope",
     "predictions": "answers to predict steps: answers, correct, wrong, accuracy per lesson and step, per scope",
     "wrong_answers": "the 3 most common wrong answers per lesson step (per lesson, per class)",
     "choices": "answers to each question per choice: answers, right (the cluster's answer), unsure, per scope",
@@ -45,8 +46,11 @@ class Metrics:
     (``backend.stats.events``), ``sessions`` and ``malformed`` come from ``backend.stats.load``;
     intermediate event tables used by several datasets are cached."""
 
-    def __init__(self, records: DataFrame, sessions: DataFrame, malformed: DataFrame) -> None:
+    def __init__(self, records: DataFrame, sessions: DataFrame, malformed: DataFrame,
+                 violations: DataFrame | None = None) -> None:
+        """``violations``: ``backend.stats.violations.violations_of`` (sk, rule, violations)."""
         self.records = records
+        self._violations_input = violations
         self._sessions_input = sessions
         self._malformed_input = malformed
         self._cached: list[DataFrame] = []
@@ -139,6 +143,10 @@ class Metrics:
         return scoped(self.with_dims(cm.fenced(self.records)),
                       [count_where(F.col("what") == "zombie_write", "zombie_writes_fenced"),
                        count_where(F.col("what") == "stale_request", "stale_epoch_rejections")])
+
+    def _violations(self) -> DataFrame:
+        return scoped(self.with_dims(self._violations_input),
+                      [F.count(F.lit(1)).alias("sessions"), F.sum("violations").alias("violations")], by=["rule"])
 
     def _predictions(self) -> DataFrame:
         out = scoped(self.answer_events,

@@ -62,6 +62,7 @@ def headline(staging: Path) -> dict:
         "messages_lost": {"total": sum(losses.values()), "by_acks": losses},
         "zombie_writes_fenced": fencing.get("zombie_writes_fenced", 0),
         "stale_epoch_rejections": fencing.get("stale_epoch_rejections", 0),
+        "rules_broken": {r.get("rule"): r["violations"] for r in _overall(staging, "violations")},
         "predictions": {"answers": sum(r["answers"] for r in lesson_rows), "correct": correct, "wrong": wrong,
                         "accuracy": correct / (correct + wrong) if correct + wrong else None},
         "lessons": {"started": completion.get("started", 0), "finished": completion.get("finished", 0),
@@ -130,6 +131,7 @@ def headline_text(summary: dict) -> str:
         f"elections: {h['elections']['by_strategy']}; unclean {h['elections']['unclean']}",
         f"acknowledged messages lost: {h['messages_lost']['total']} {h['messages_lost']['by_acks']}",
         f"zombie writes fenced: {h['zombie_writes_fenced']}; stale-epoch requests rejected: {h['stale_epoch_rejections']}",
+        f"Kafka's rules broken: {h['rules_broken'] or 'none'}",
         f"predictions: {h['predictions']['answers']} answers, accuracy {h['predictions']['accuracy']}",
         *[f"  misconception in {lesson}: {m['count']} × {m['question']} = {m['answer']!r}: {m['misconception']}"
           for lesson, top in summary.get("misconceptions", {}).items() for m in top[:1]],

@@ -15,6 +15,7 @@ import {createClusterView} from './views/cluster.js';
 import {createControllerView} from './views/controller.js';
 import {createLessonView} from './views/lesson.js';
 import {createPartitionsView} from './views/partitions.js';
+import {mountProtocol} from './views/protocol.js';
 import {createTimelineView} from './views/timeline.js';
 import {createZookeeperView} from './views/zookeeper.js';
 import {zookeeperStatus} from './zk-status.js';
@@ -49,6 +50,8 @@ const views = [ // the timeline first: it sets a scroll offset, which lays out i
   createLessonView($('lesson'), {teaching, api, store, getSource: () => source, switchSandbox,
     alerts: controls.alerts}), // last: it highlights what the views above drew
 ];
+// Kafka's rules and the space-time diagram (views/protocol.js), before the lesson panel, which highlights them.
+views.splice(-1, 0, ...mountProtocol(document.querySelector('main.layout'), {store, invalidate, timeline: views[0]}));
 
 store.on('view', (e) => {
   pending.jumped ||= e.jumped;

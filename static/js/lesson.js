@@ -4,6 +4,7 @@
  * progress by stops, where Back looks and "Try it from here" replays to, what a highlight points
  * at, what an `await` waits for, how a class answered. No DOM: node tests it (tests/js/lesson.test.mjs).
  */
+import {RULES} from './invariants-model.js';
 
 export const UNSURE = "I'm not sure"; // backend/lessons/answers.py UNSURE: offered with every question
 
@@ -111,7 +112,10 @@ export function firstLine(text) {
 /**
  * The page elements a highlight target (a record subject) points at, as CSS selectors over the
  * views' testable DOM: broker:1, znode:/controller, partition:t-0, replica:t-0/2,
- * request:LeaderAndIsr (every request of that name) or request:LeaderAndIsr#17, event:BrokerChange.
+ * request:LeaderAndIsr (every request of that name) or request:LeaderAndIsr#17, event:BrokerChange,
+ * a rule of the invariant panel (rule:leader_in_isr), or arrows of the space-time diagram by their
+ * record's subject (arrow:request:LeaderAndIsr, arrow:znode:/controller_epoch) or arrow:refused
+ * (every refused write and bounced request).
  */
 export function highlightSelectors(targets) {
   const out = [];
@@ -128,15 +132,30 @@ export function highlightSelectors(targets) {
       replica: [`.replica[data-replica=${q}]`],
       request: [id.includes('#') ? `g.request[data-request=${q}]` : `g.request[data-request^=${cssString(`${id}#`)}]`],
       event: [id.includes('#') ? `li.event[data-event=${q}]` : `li.event[data-event^=${cssString(`${id}#`)}]`],
+      rule: [`li.rule[data-rule=${q}]`],
+      arrow: [arrowSelector(id)],
     }[kind];
     if (selectors) out.push({target, selector: selectors.join(', ')});
   }
   return out;
 }
 
+/** Diagram items by their record's subject: a request or event name means every one of that name. */
+function arrowSelector(subject) {
+  if (subject === 'refused') return 'g.st-item[data-refused]';
+  const named = /^(request|event):[^#]+$/.test(subject);
+  return named ? `g.st-item[data-subject^=${cssString(`${subject}#`)}]` : `g.st-item[data-subject=${cssString(subject)}]`;
+}
+
 /** A CSS string literal (attribute values in selectors), quotes and backslashes escaped. */
 export function cssString(value) {
   return `"${String(value).replace(/["\\]/g, (c) => `\\${c}`).replace(/\n/g, '\\a ')}"`;
+}
+
+/** A choice as a student reads it: a rule's id (a "which rule will break?" question) is shown by its title. */
+export function choiceText(choice) {
+  const rule = RULES.find((r) => r.id === choice);
+  return rule ? `${rule.title} (${rule.id})` : String(choice);
 }
 
 /** The newest graded answer of `me` to `questionId`, or null. */

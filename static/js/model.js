@@ -1,5 +1,6 @@
 /**
- * What the page shows, folded from records: the browser's half of backend/view/cluster_view.py.
+ * What the page shows, folded from records: the browser's half of backend/view/cluster_view.py,
+ * plus the rules checked on it (invariants-model.js): together the port of backend/view/page.py.
  *
  * The server folds records with the Python module to hand a joining page a snapshot; the page
  * folds the records that follow with this one. Both must give exactly the same JSON for the
@@ -9,6 +10,7 @@
  * `undefined`, which JSON.stringify would drop) where Python keeps None.
  * No DOM, no globals, only relative imports: node runs this file as it is.
  */
+import {checkRules, emptyChecks} from './invariants-model.js';
 import {foldLesson} from './lesson-model.js';
 import {normalize} from './record.js';
 
@@ -25,7 +27,7 @@ const BROKER_STATES = new Map([
 export function emptyView() {
   return {seq: -1, controller: null, controller_epoch: null, brokers: {}, znodes: {},
     partitions: {}, replicas: {}, events: {}, requests: {}, last_fault: null,
-    last_refused: null, config: {topics: {}, brokers: {}}, lesson: null};
+    last_refused: null, config: {topics: {}, brokers: {}}, lesson: null, invariants: emptyChecks()};
 }
 
 /** Apply `records` (objects, as on the wire) in order to a copy of `view`. */
@@ -41,6 +43,7 @@ export function apply(view, r) {
   view.seq = r.seq;
   const handler = HANDLERS.get(r.kind);
   if (handler !== undefined) handler(view, r);
+  checkRules(view, r);
   return view;
 }
 

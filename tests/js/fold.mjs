@@ -4,6 +4,7 @@
 //   node tests/js/fold.mjs LOG.jsonl --cuts 0,10,99    one line per cut: the view after that seq
 //   node tests/js/fold.mjs LOG.jsonl --snapshot S.json start from a server snapshot {seq, view}
 //                                                      and fold what follows, as the page does
+//   node tests/js/fold.mjs LOG.jsonl --each invariants one line per record: view.invariants after it
 // A replay log's first line is its session header; every other line is one record.
 import {readFileSync} from 'node:fs';
 import {apply, clone, emptyView} from '../../static/js/model.js';
@@ -31,7 +32,13 @@ for (const line of readFileSync(path, 'utf8').split('\n')) {
 const snapshotFile = option('--snapshot');
 const view = snapshotFile ? clone(JSON.parse(readFileSync(snapshotFile, 'utf8')).view) : emptyView();
 const cuts = option('--cuts');
-if (cuts === undefined) {
+const each = option('--each');
+if (each !== undefined) {
+  for (const record of records) {
+    apply(view, record);
+    process.stdout.write(JSON.stringify(view[each]) + '\n');
+  }
+} else if (cuts === undefined) {
   for (const record of records) apply(view, record);
   process.stdout.write(JSON.stringify(view) + '\n');
 } else {

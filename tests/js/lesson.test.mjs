@@ -7,7 +7,7 @@ import {debounce, latestOnly, lessonIdFromFileName, lessonIdProblem, lineCount, 
   from '../../static/js/editor-model.js';
 import {PROGRESS_KEY, firstToDo, lessonScore, nextLesson, readProgress, saveProgress, scoreText, withDone}
   from '../../static/js/course.js';
-import {UNSURE, answerBars, awaitText, backTarget, gradeTally, heldText, highlightSelectors, lookBackAt, myGradedAnswer,
+import {UNSURE, answerBars, awaitText, backTarget, choiceText, gradeTally, heldText, highlightSelectors, lookBackAt, myGradedAnswer,
   parseProblems, progressText, questionsOnScreen, shownStop, stopsOf, tryFromStep, tryStep} from '../../static/js/lesson.js';
 import {escapeHtml, renderMarkdown} from '../../static/js/markdown.js';
 import {fold} from '../../static/js/model.js';
@@ -134,6 +134,24 @@ test('highlight targets become selectors over the testable DOM, quotes escaped',
   assert.equal(found['event:Expire'], 'li.event[data-event^="Expire#"]');
   assert.equal(found.nonsense, undefined);
   assert.equal(highlightSelectors(['znode:/a"]b'])[0].selector, 'li.znode[data-path="/a\\"]b"]');
+});
+
+test('a highlight may point at a rule of the invariant panel or at arrows of the space-time diagram', () => {
+  const found = Object.fromEntries(highlightSelectors(['rule:leader_in_isr', 'arrow:request:LeaderAndIsr',
+    'arrow:request:LeaderAndIsr#52', 'arrow:znode:/controller_epoch', 'arrow:event:BrokerChange', 'arrow:refused'])
+    .map((h) => [h.target, h.selector]));
+  assert.equal(found['rule:leader_in_isr'], 'li.rule[data-rule="leader_in_isr"]');
+  assert.equal(found['arrow:request:LeaderAndIsr'], 'g.st-item[data-subject^="request:LeaderAndIsr#"]');
+  assert.equal(found['arrow:request:LeaderAndIsr#52'], 'g.st-item[data-subject="request:LeaderAndIsr#52"]');
+  assert.equal(found['arrow:znode:/controller_epoch'], 'g.st-item[data-subject="znode:/controller_epoch"]');
+  assert.equal(found['arrow:event:BrokerChange'], 'g.st-item[data-subject^="event:BrokerChange#"]');
+  assert.equal(found['arrow:refused'], 'g.st-item[data-refused]');
+});
+
+test('a choice that names a rule is shown by its title', () => {
+  assert.equal(choiceText('acked_not_lost'), 'Acknowledged messages are not lost (acked_not_lost)');
+  assert.equal(choiceText('none'), 'none');
+  assert.equal(choiceText(2), '2');
 });
 
 test('the answer chart keeps every choice in order, then "I\'m not sure", and marks the right one', () => {

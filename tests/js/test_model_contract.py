@@ -1,4 +1,5 @@
-"""The browser's fold (static/js/model.js) and the server's (backend/view/cluster_view.py) agree.
+"""The browser's fold (static/js/model.js) and the server's (backend/view/page.py: the cluster
+view of backend/view/cluster_view.py plus the rules of backend/view/invariants.py) agree.
 
 A joining page gets a snapshot folded by Python and then folds the following records itself, so
 the two folds must give the same JSON for the same records — not roughly, exactly. Real replay
@@ -19,7 +20,7 @@ import pytest
 
 from typing import Any
 
-from backend.view.cluster_view import fold
+from backend.view.page import fold
 from backend.lessons.loader import load_lesson
 from backend.lessons.answers import UNSURE
 from backend.lessons.pacing import is_stop

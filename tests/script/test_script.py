@@ -339,7 +339,7 @@ def test_several_problems_are_reported_together_in_line_order():
         (7, "cluster.zookeeper.servers must be one of 1, 3, got 2"),
         (9, "step 1 (crash_broker): unknown field 'extra' in crash_broker; its fields are: broker"),
         (10, "step 2 (expect): expect needs at least one of: controller, controller_epoch, brokers, partitions, "
-             "replicas, znodes"),
+             "replicas, znodes, rules"),
         (12, "step 4 (create_topic): give either assignment or partitions, not both: an assignment already "
              "says how many partitions and replicas there are"),
         (14, "step 6 (stall_follower): partition needs topic: say which topic's partition"),

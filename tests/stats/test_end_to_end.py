@@ -12,6 +12,7 @@ import pytest
 
 from backend.stats import baseline
 from backend.stats.output import read_json_dataset
+from backend.view.rules import RULE_IDS
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +60,8 @@ def test_the_numbers_mean_something(run):
     assert h["failover"]["count"] >= 6 and h["failover"]["p95_ms"] >= h["failover"]["p50_ms"] >= 0
     assert h["elections"]["unclean"] >= 1 and h["messages_lost"]["by_acks"].get("1", 0) >= 5
     assert h["zombie_writes_fenced"] >= 1 and h["stale_epoch_rejections"] >= 1
+    # the unclean election breaks the data rule in its run and in the sessions derived from it
+    assert h["rules_broken"].get("acked_not_lost", 0) >= 1 and set(h["rules_broken"]) <= set(RULE_IDS)
     assert h["offline_windows"]["by_fault"].get("crash_broker", 0) >= 1
     assert h["lessons"]["started"] == 6 and 0 < h["lessons"]["completed"] < 6
     assert h["free_play"]["user_faults"] == sum(
@@ -103,6 +106,8 @@ def test_datasets_have_scopes_and_the_malformed_lines_listed(run):
     assert scopes == {"overall", "mode", "lesson", "class", "student", "cell"}
     wrong = [r for r in read_json_dataset(out, "wrong_answers") if r["scope"] == "lesson"]
     assert wrong and all(1 <= r["rank"] <= 3 for r in wrong)
+    violations = [r for r in read_json_dataset(out, "violations") if r["scope"] == "overall"]
+    assert violations and all(r["sessions"] >= 1 and r["violations"] >= r["sessions"] for r in violations)
     malformed = read_json_dataset(out, "malformed")
     assert sorted(r["reason"] for r in malformed) == ["bad_json", "truncated"]
     assert any(r["line"] == 21 and r["file"].endswith("derived-0-0.jsonl") for r in malformed)

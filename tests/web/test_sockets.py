@@ -3,7 +3,7 @@ client rewires the server it is attached to)."""
 
 from __future__ import annotations
 
-from backend.view import cluster_view
+from backend.view import page
 from tests.support import wait_until
 
 
@@ -39,7 +39,7 @@ def test_join_snapshot_then_every_record_after_it(app, sandbox):
 
     def new_controller():
         seen.extend(received_records(client, sandbox["id"]))
-        folded = cluster_view.fold(sorted({r["seq"]: r for r in seen}.values(), key=lambda r: r["seq"]), view)
+        folded = page.fold(sorted({r["seq"]: r for r in seen}.values(), key=lambda r: r["seq"]), view)
         return folded if folded["controller"] and folded["controller"]["epoch"] == 2 else None
 
     folded = wait_until(new_controller, 15, "the page to see a new controller with epoch 2")
@@ -54,7 +54,7 @@ def test_join_snapshot_then_every_record_after_it(app, sandbox):
         return max(r["seq"] for r in seen) >= server["seq"]
     wait_until(caught_up, 10, "the page to receive every record up to the server's snapshot")
     mine = sorted({r["seq"]: r for r in seen if r["seq"] <= server["seq"]}.values(), key=lambda r: r["seq"])
-    assert cluster_view.fold(mine, view) == server["view"]
+    assert page.fold(mine, view) == server["view"]
     client.disconnect()
 
 

@@ -235,7 +235,8 @@ class DataPlane:
             if state is None:
                 respond("NOT_LEADER_OR_FOLLOWER", None)
                 return
-            if acks == "all" and len(state.isr) < self._topic_setting(tp.topic, "min.insync.replicas"):
+            min_isr = self._topic_setting(tp.topic, "min.insync.replicas")
+            if acks == "all" and len(state.isr) < min_isr:
                 respond("NOT_ENOUGH_REPLICAS", None)
                 return
             log = self.log(tp)
@@ -248,18 +249,20 @@ class DataPlane:
             now = self._clock.now_ms()
             self._purgatory.watch(DelayedProduce(
                 tp, state.leader_epoch, last + 1, now + self._host.config["request.timeout.ms"],
-                lambda error: respond(error, (first, last, state.leader_epoch))), now)
+                lambda error, isr: respond(error, (first, last, state.leader_epoch), (isr, min_isr))), now)
 
-    def _produce_outcome(self, produce: DelayedProduce, now: float) -> str | None:
-        """A waiting acks=all produce's answer now, or ``None`` while it must go on waiting."""
+    def _produce_outcome(self, produce: DelayedProduce, now: float) -> tuple[str, tuple[int, ...] | None] | None:
+        """A waiting acks=all produce's answer now, with the ISR the leader counted when it got
+        that far (the invariant panel checks acks=all against it), or ``None`` while it waits."""
         state = self._leader_state(produce.tp, produce.leader_epoch)
         if state is None:
-            return "NOT_LEADER_OR_FOLLOWER"
+            return "NOT_LEADER_OR_FOLLOWER", None
         if self.log(produce.tp).high_watermark >= produce.required_offset:
             min_isr = self._topic_setting(produce.tp.topic, "min.insync.replicas")
-            return "NONE" if len(state.isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+            error = "NONE" if len(state.isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+            return error, tuple(state.isr)
         if now > produce.deadline:
-            return "REQUEST_TIMED_OUT"
+            return "REQUEST_TIMED_OUT", None
         return None
 
     def read_committed(self, tp: TopicPartition) -> list[LogEntry] | None:

@@ -23,13 +23,16 @@ class DelayedProduce:
     leader_epoch: int
     required_offset: int
     deadline: float
-    respond: Callable[[str], None]
+    respond: Callable[[str, tuple[int, ...] | None], None]
+    """Called with the error and, when it succeeded, the ISR the leader counted."""
 
 
 class ProducePurgatory:
-    def __init__(self, lock: threading.RLock, outcome: Callable[[DelayedProduce, float], str | None]) -> None:
-        """``outcome(produce, now)``: its answer now (an error name, ``"NONE"``: done), or ``None``
-        to go on waiting; called with ``lock`` held, the data plane's lock."""
+    def __init__(self, lock: threading.RLock,
+                 outcome: Callable[[DelayedProduce, float], tuple[str, tuple[int, ...] | None] | None]) -> None:
+        """``outcome(produce, now)``: its answer now (an error name, ``"NONE"``: done, with the ISR
+        the leader counted or ``None``), or ``None`` to go on waiting; called with ``lock`` held,
+        the data plane's lock."""
         self._lock = lock
         self._outcome = outcome
         self._waiting: list[DelayedProduce] = []
@@ -47,14 +50,14 @@ class ProducePurgatory:
         done = []
         with self._lock:
             for produce in self._waiting if candidates is None else candidates:
-                error = self._outcome(produce, now)
-                if error is not None:
-                    done.append((produce, error))
+                answer = self._outcome(produce, now)
+                if answer is not None:
+                    done.append((produce, answer))
             if done:
                 finished = {id(p) for p, _ in done}
                 self._waiting = [p for p in self._waiting if id(p) not in finished]
-        for produce, error in done:
-            produce.respond(error)
+        for produce, (error, isr) in done:
+            produce.respond(error, isr)
 
     def fail(self, tp: TopicPartition, error: str) -> None:
         """Every produce to ``tp`` ends with ``error`` (this broker stopped leading it)."""
@@ -62,11 +65,11 @@ class ProducePurgatory:
             failed = [p for p in self._waiting if p.tp == tp]
             self._waiting = [p for p in self._waiting if p.tp != tp]
         for produce in failed:
-            produce.respond(error)
+            produce.respond(error, None)
 
     def drain(self, error: str) -> None:
         """The broker stops: every waiting produce ends with ``error``."""
         with self._lock:
             waiting, self._waiting = self._waiting, []
         for produce in waiting:
-            produce.respond(error)
+            produce.respond(error, None)

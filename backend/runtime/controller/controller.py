@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Callable, Iterator
 
 from backend.core.config import KafkaConfig
@@ -116,6 +117,12 @@ class KafkaController:
             return self._cluster_emit(records)
         return self._cluster_emit(records, cause=current.event.name, cause_seq=current.queued_seq)
 
+    def emit_refused(self, records: list[Record]) -> list[Record]:
+        """A write ZooKeeper refused names who attempted it and the epoch it believed it had: the
+        space-time diagram draws it from this broker, the invariant panel fences this zombie."""
+        return self.emit([replace(r, controller_id=self.broker_id, controller_epoch=self.ctx.epoch or None)
+                          if r.controller_id is None else r for r in records])
+
     # -- running the core's programs ----------------------------------------------------------
     def run(self, program) -> Done | None:
         """Carry out a program of the core; returns its ``Done``, or ``None`` if it was fenced."""
@@ -148,11 +155,11 @@ class KafkaController:
         if self.pause_point.armed_for(event) and len(writes) > 1:
             # A pause armed for this event strikes after the *first* write: the rest of the
             # batch is attempted only when the broker wakes up — by then as a zombie.
-            result = self.zk.execute(writes[:1], epoch_zk_version, emit=self.emit)
+            result = self.zk.execute(writes[:1], epoch_zk_version, emit=self.emit_refused)
             self.pause_point.reached(event)
-            return result + self.zk.execute(writes[1:], epoch_zk_version, emit=self.emit)
+            return result + self.zk.execute(writes[1:], epoch_zk_version, emit=self.emit_refused)
         started = time.perf_counter()
-        result = self.zk.execute(writes, epoch_zk_version, emit=self.emit)
+        result = self.zk.execute(writes, epoch_zk_version, emit=self.emit_refused)
         self.stats.writes_done(len(writes), time.perf_counter() - started, self.zk.pipelined, self.ctx.epoch)
         self.pause_point.reached(event)
         return result

@@ -6,7 +6,7 @@
  * misconception the lesson's author attached to it.
  */
 import d3 from '/vendor/d3.mjs';
-import {UNSURE, gradeTally, myGradedAnswer, questionsOnScreen} from '../lesson.js';
+import {UNSURE, choiceText, gradeTally, myGradedAnswer, questionsOnScreen} from '../lesson.js';
 
 /** options: {onAnswer(questionId, choice)}; draw(lesson, {actions, mine(id), canAnswer, busy, showTally}). */
 export function createQuestions(container, {onAnswer}) {
@@ -43,7 +43,7 @@ export function createQuestions(container, {onAnswer}) {
       .attr('data-choice', (c) => c)
       .attr('aria-pressed', (c) => String(given === c))
       .property('disabled', !canAnswer || busy)
-      .text((c) => (given === c ? `● ${c}` : c))
+      .text((c) => (given === c ? `● ${choiceText(c)}` : choiceText(c)))
       .on('click', (event, c) => onAnswer(q.id, c));
     text('q-mine', given !== null && !graded && !revealed
       ? `Your prediction: ${given}.${open ? ' You may change it until you continue.' : ' The cluster will tell.'}` : '');

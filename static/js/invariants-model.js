@@ -1,0 +1,88 @@
+/**
+ * PURE the rules Kafka's controller keeps, checked on every record: a line-by-line port of
+ * backend/view/invariants.py (and its catalogue backend/view/rules.py); the checks live by
+ * concern in invariants/controller-rules.js and invariants/partition-rules.js.
+ *
+ * `checkRules(view, r)` runs right after model.js has folded the record, reads what the page
+ * shows (partitions, brokers, the controller) and keeps `view.invariants`. Being part of the
+ * view, it is in the server's snapshot, rebuilt by a scrub and followed by a class.
+ * tests/js/test_invariants_contract.py checks this file and the Python give the same state
+ * after every record of real logs (and of logs where each rule breaks). Python's quirks are
+ * kept as in model.js: null never undefined, `x or {}`, dict.get.
+ */
+import * as ctl from './invariants/controller-rules.js';
+import * as parts from './invariants/partition-rules.js';
+import {get, has, orEmpty} from './py.js';
+
+const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
+const TOPIC_PATH = /^\/brokers\/topics\/([^/]+)$/;
+const BROKER_PATH = /^\/brokers\/ids\/(\d+)$/;
+
+/** The catalogue (backend/view/rules.py): id, title, the rule in words. */
+export const RULES = [
+  {id: 'one_controller', title: 'One controller',
+    statement: 'At most one broker acts as controller with the current /controller_epoch.'},
+  {id: 'epochs_monotonic', title: 'Epochs only go up',
+    statement: "/controller_epoch and every partition's leader_epoch never go down."},
+  {id: 'leader_in_isr', title: 'Leader is live and in the ISR',
+    statement: "Every online partition's leader is a live broker in its ISR, and the ISR is a subset of the replicas."},
+  {id: 'no_stale_apply', title: 'No stale requests applied',
+    statement: 'No broker applies a request from a controller epoch lower than one it has already seen.'},
+  {id: 'acked_not_lost', title: 'Acknowledged messages are not lost',
+    statement: 'No acknowledged message is lost. Kafka promises it for acks=all while unclean leader election is '
+      + 'off; acks=1 and unclean elections give the promise up.'},
+  {id: 'hw_le_leo', title: 'High watermark within the log',
+    statement: 'On every replica the high watermark is at most the log end offset.'},
+  {id: 'min_isr_ack', title: 'acks=all waited for min.insync.replicas',
+    statement: 'An acks=all acknowledgement had at least min.insync.replicas replicas in the ISR.'},
+];
+export const RULE_IDS = RULES.map((rule) => rule.id);
+
+export function emptyChecks() {
+  const rules = {};
+  for (const id of RULE_IDS) rules[id] = {status: 'holds', count: 0, open: [], closed: [], info: null};
+  return {rules, memo: {epoch: null, zk_epoch: null, believers: {}, leader_epochs: {}, applied: {}, dead: {},
+    orphans: {}, orphan_count: {}, started: {}, repaired: -1, elections: {}}};
+}
+
+/** Check the rules after `r` (already folded into `view` by model.js). */
+export function checkRules(view, r) {
+  if (!has(view, 'invariants')) view.invariants = emptyChecks();
+  const handler = HANDLERS.get(r.kind);
+  if (handler !== undefined) handler(view.invariants, view, r);
+}
+
+function zk(c, view, r) {
+  const detail = orEmpty(r.detail);
+  const path = get(detail, 'path') || r.subject.slice('znode:'.length);
+  if (r.to_state === 'write_refused') {
+    if (get(r, 'outcome') === 'rejected_stale_epoch' && get(r, 'controller_id') !== null) {
+      ctl.fence(c, r.controller_id, r, `ZooKeeper refused its write of ${path}`);
+    }
+    return;
+  }
+  const data = r.to_state !== 'deleted' ? get(detail, 'data') : null;
+  let m;
+  if (path === '/controller_epoch') {
+    ctl.controllerEpoch(c, r, data);
+  } else if ((m = STATE_PATH.exec(path))) {
+    const key = `${m[1]}-${m[2]}`;
+    ctl.leaderEpoch(c, r, key, data);
+    parts.checkPartition(c, view, r, key);
+  } else if ((m = TOPIC_PATH.exec(path))) {
+    parts.checkTopic(c, view, r, m[1]);
+  } else if ((m = BROKER_PATH.exec(path))) {
+    parts.liveness(c, view, r, Number.parseInt(m[1], 10), data !== null);
+  }
+}
+
+function broker(c, view, r) {
+  ctl.onBroker(c, view, r);
+  parts.onBroker(c, view, r);
+}
+
+const HANDLERS = new Map([
+  ['zk', zk], ['controller', ctl.onController], ['broker', broker], ['request', ctl.onRequest],
+  ['controller_event', parts.onControllerEvent], ['partition', parts.onPartitionRecord],
+  ['election', parts.onPartitionRecord], ['isr', parts.onPartitionRecord], ['log', parts.onLog],
+]);
