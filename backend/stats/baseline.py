@@ -6,7 +6,7 @@ show where Spark starts to pay off. It is written independently of the Spark tra
 per session, not DataFrames) but to the same definitions, which are stated in the transforms'
 docstrings (``cluster_metrics``, ``lesson_metrics``, ``sandbox_metrics``) and in the loader's
 table of reasons for setting a line aside. The rules broken are the exception: both count them
-with the same checks (``backend.stats.violations``, which is ``backend/view``), so here they
+with the same checks (``backend.view.page.broken_rules``, the panel's fold), so here they
 check the job's plumbing (grouping, the duplicate copies, the damaged lines left out). No JVM is involved: ``pyspark.sql.types`` is plain
 Python and only describes the schema.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from backend.core.records import KINDS
 from backend.stats.schema import LINE_SCHEMA, REQUIRED_RECORD_FIELDS
-from backend.stats.violations import rule_violations
+from backend.view.page import broken_rules
 
 _INT_RANGE = {"IntegerType": (-2**31, 2**31 - 1), "LongType": (-2**63, 2**63 - 1)}
 _TYPES = {f.name: f.dataType for f in LINE_SCHEMA.fields}
@@ -242,7 +242,7 @@ def compute(replays: str | Path) -> dict:
             if ms is not None:
                 fail_ms.append(ms)
         windows.extend(offline_windows(records))
-        broke.update(rule_violations(records))
+        broke.update(broken_rules(records))
         lesson = defaultdict(bool)
         for r in records:
             kind, state, outcome = r["kind"], r.get("to_state"), r.get("outcome")

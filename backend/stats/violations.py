@@ -13,19 +13,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from backend.view.invariants import verdicts
-from backend.view.page import fold
-
-
-def rule_violations(records: list[dict]) -> dict[str, int]:
-    """``{rule: violations}`` of one session's records (in seq order), the rules that broke."""
-    return {rule: v["count"] for rule, v in verdicts(fold(records)).items() if v["count"]}
+from backend.stats.baseline import read_text
+from backend.view.page import broken_rules
 
 
 def file_violations(text: str) -> dict[str, int]:
-    from backend.stats.baseline import read_text
+    """``{rule: violations}`` of one replay file's text (``{}`` when it has no header)."""
     header, records, _ = read_text(text, Counter())
-    return rule_violations(records) if header is not None else {}
+    return broken_rules(records) if header is not None else {}
 
 
 def violations_of(files):

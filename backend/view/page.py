@@ -36,3 +36,8 @@ def fold(records: Iterable[dict], view: dict | None = None) -> dict[str, Any]:
         apply(view, record)
     return view
 
+
+def broken_rules(records: Iterable[dict]) -> dict[str, int]:
+    """``{rule: violations}`` of one session's records (in seq order), for the rules that broke:
+    the statistics count with the panel's own fold, so there is no second definition to drift."""
+    return {rule: v["count"] for rule, v in invariants.verdicts(fold(records)).items() if v["count"]}
