@@ -7,12 +7,11 @@
  * shows (partitions, brokers, the controller) and keeps `view.invariants`. Being part of the
  * view, it is in the server's snapshot, rebuilt by a scrub and followed by a class.
  * tests/js/test_invariants_contract.py checks this file and the Python give the same state
- * after every record of real logs (and of logs where each rule breaks). Python's quirks are
- * kept as in model.js: null never undefined, `x or {}`, dict.get.
+ * after every record of real logs (and of logs where each rule breaks). Records come
+ * normalised (record.js), so it reads plain properties; the view keeps null, never undefined.
  */
 import * as ctl from './invariants/controller-rules.js';
 import * as parts from './invariants/partition-rules.js';
-import {get, has, orEmpty} from './py.js';
 
 const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
 const TOPIC_PATH = /^\/brokers\/topics\/([^/]+)$/;
@@ -47,21 +46,20 @@ export function emptyChecks() {
 
 /** Check the rules after `r` (already folded into `view` by model.js). */
 export function checkRules(view, r) {
-  if (!has(view, 'invariants')) view.invariants = emptyChecks();
+  if (!('invariants' in view)) view.invariants = emptyChecks();
   const handler = HANDLERS.get(r.kind);
   if (handler !== undefined) handler(view.invariants, view, r);
 }
 
 function zk(c, view, r) {
-  const detail = orEmpty(r.detail);
-  const path = get(detail, 'path') || r.subject.slice('znode:'.length);
+  const path = r.detail.path || r.subject.slice('znode:'.length);
   if (r.to_state === 'write_refused') {
-    if (get(r, 'outcome') === 'rejected_stale_epoch' && get(r, 'controller_id') !== null) {
+    if (r.outcome === 'rejected_stale_epoch' && r.controller_id !== null) {
       ctl.fence(c, r.controller_id, r, `ZooKeeper refused its write of ${path}`);
     }
     return;
   }
-  const data = r.to_state !== 'deleted' ? get(detail, 'data') : null;
+  const data = r.to_state !== 'deleted' ? r.detail.data ?? null : null;
   let m;
   if (path === '/controller_epoch') {
     ctl.controllerEpoch(c, r, data);

@@ -12,7 +12,7 @@
  */
 import {checkRules, emptyChecks} from './invariants-model.js';
 import {foldLesson} from './lesson-model.js';
-import {normalize} from './record.js';
+import {isObject, normalize} from './record.js';
 
 export const REQUESTS_KEPT = 60;
 const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
@@ -237,10 +237,6 @@ function leaderFields(partition, r) {
   }
   if (r.controller_epoch !== null && r.kind !== 'isr') partition.controller_epoch = r.controller_epoch;
   if (r.detail.replicas?.length) partition.replicas = r.detail.replicas;
-}
-
-function isObject(x) {
-  return x !== null && typeof x === 'object' && !Array.isArray(x);
 }
 
 const HANDLERS = new Map([

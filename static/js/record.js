@@ -15,8 +15,13 @@ const FIELDS = Object.keys(FIELD_TYPES);
 
 export function normalize(r) {
   for (const field of FIELDS) if (r[field] === undefined) r[field] = null;
-  if (r.detail === null || typeof r.detail !== 'object' || Array.isArray(r.detail)) r.detail = {};
+  if (!isObject(r.detail)) r.detail = {};
   return r;
+}
+
+/** A JSON object (Python's dict), not null or a list: what a znode's payload must be to be read. */
+export function isObject(x) {
+  return x !== null && typeof x === 'object' && !Array.isArray(x);
 }
 
 /** The fields a record really has (not null), in the record format's order: what a person reads. */

@@ -16,6 +16,7 @@
  * partition record that wrote the same leader and epoch, the znode's owner, the controller…).
  * Items are kept in order of their first record, so the view finds what is in sight by bisection.
  */
+import {normalize} from './record.js';
 import {LOOK, REFUSED, SESSION_EVENTS, WATCHED, broker, findLast, matches, writerLane} from './spacetime-sources.js';
 
 export {broker};
@@ -54,6 +55,7 @@ export class SpacetimeModel {
   add(records) {
     for (const r of records) {
       if (r.seq <= this.maxSeq) continue;
+      normalize(r); // as the page's records already are (a test may hand raw ones)
       this.maxSeq = r.seq;
       for (const id of [r.broker_id, r.controller_id]) if (Number.isInteger(id) && r.kind !== 'zk') this.brokers.add(id);
       ADD[r.kind]?.call(this, r);
@@ -128,7 +130,7 @@ const ADD = {
         : `${r.to_state} ${path}${r.zxid ? ` · zxid ${r.zxid}` : ''}`,
       why: r.note ?? ''};
     if (refused) { // the writer: named by the record, or (older logs) by the event it was handling
-      const lane = r.controller_id !== undefined ? broker(r.controller_id) : this._queued.get(r.cause_seq);
+      const lane = r.controller_id !== null ? broker(r.controller_id) : this._queued.get(r.cause_seq);
       item.from = {lane: lane ?? 'admin', seq: r.seq};
     } else {
       if (m && detail.data) item.label += ` · leader ${detail.data.leader} epoch ${detail.data.leader_epoch}`;
@@ -151,7 +153,7 @@ const ADD = {
   },
 
   controller(r) {
-    if (r.broker_id === undefined || r.broker_id === null) return;
+    if (r.broker_id === null) return;
     if (r.to_state === 'elected') this._controller = broker(r.broker_id);
     if (r.to_state === 'resigned' && this._controller === broker(r.broker_id)) this._controller = null;
     if (r.to_state === 'controlled_shutdown_answered') answerShutdown.call(this, r);
@@ -214,10 +216,10 @@ const ADD = {
 };
 
 SpacetimeModel.prototype._noteWrite = function noteWrite(r) {
-  if (r.outcome !== 'ok' || r.leader === undefined || r.topic === undefined) return;
+  if (r.outcome !== 'ok' || r.leader === null || r.topic === null) return;
   const key = `${r.topic}-${r.partition}`;
   this.partitions.add(key);
-  const lane = r.detail?.written_by === 'leader' || r.controller_id === undefined ? broker(r.broker_id) : broker(r.controller_id);
+  const lane = r.detail.written_by === 'leader' || r.controller_id === null ? broker(r.broker_id) : broker(r.controller_id);
   const write = {lane, seq: r.seq, leader: r.leader, epoch: r.leader_epoch, isr: String(r.isr ?? '')};
   const recent = (this._writes.get(key) ?? []).filter((w) => w.seq >= r.seq - LOOK);
   recent.push(write);

@@ -3,8 +3,8 @@
  * backend/view/controller_rules.py. A believer with an older epoch is a zombie: named, and
  * marked harmless once ZooKeeper or a broker fenced it.
  */
-import {get, has, isDict, pyStr} from '../py.js';
-import {andText, closeViolation, eventViolation, isInt, openViolation} from './violations.js';
+import {isObject} from '../record.js';
+import {andText, closeViolation, eventViolation, isInt, openViolation, str} from './violations.js';
 
 export function controllerEpoch(c, r, data) {
   const memo = c.memo;
@@ -22,12 +22,12 @@ export function controllerEpoch(c, r, data) {
 
 export function leaderEpoch(c, r, key, data) {
   const epochs = c.memo.leader_epochs;
-  const epoch = isDict(data) ? get(data, 'leader_epoch') : null;
+  const epoch = isObject(data) ? data.leader_epoch ?? null : null;
   if (!isInt(epoch)) {
     delete epochs[key]; // the state znode is gone (topic deleted): a new one starts at 0
     return;
   }
-  const old = get(epochs, key);
+  const old = epochs[key] ?? null;
   if (old !== null && epoch < old) {
     eventViolation(c, 'epochs_monotonic', r, `${key}'s leader epoch went down from ${old} to ${epoch}.`, `partition:${key}`);
   }
@@ -35,18 +35,18 @@ export function leaderEpoch(c, r, key, data) {
 }
 
 export function onController(c, view, r) {
-  const broker = get(r, 'broker_id');
-  const toState = get(r, 'to_state');
+  const broker = r.broker_id;
+  const toState = r.to_state;
   const believers = c.memo.believers;
   if (broker === null) return;
   if (toState === 'elected') {
-    believers[pyStr(broker)] = {broker, epoch: get(r, 'controller_epoch'), since: r.seq, fenced: null, how: null};
-    if (isInt(get(r, 'controller_epoch'))) {
+    believers[broker] = {broker, epoch: r.controller_epoch, since: r.seq, fenced: null, how: null};
+    if (isInt(r.controller_epoch)) {
       currentEpoch(c, r, r.controller_epoch);
       return;
     }
   } else if (toState === 'resigned') {
-    delete believers[pyStr(broker)];
+    delete believers[broker];
   } else if (toState === 'fenced') {
     fence(c, broker, r, 'ZooKeeper refused its write');
     return;
@@ -62,7 +62,7 @@ function currentEpoch(c, r, epoch) {
 }
 
 export function fence(c, broker, r, how) {
-  const believer = get(c.memo.believers, pyStr(broker));
+  const believer = c.memo.believers[broker] ?? null;
   if (believer !== null && believer.fenced === null) {
     Object.assign(believer, {fenced: r.seq, how});
     checkControllers(c, r);
@@ -77,7 +77,7 @@ function checkControllers(c, r) {
   const zombies = believers.filter((b) => isInt(b.epoch) && epoch !== null && b.epoch < epoch)
     .map((b) => zombie(b, epoch));
   c.rules.one_controller.info = {controllers: current, zombies};
-  const key = `epoch:${pyStr(epoch)}`;
+  const key = `epoch:${str(epoch)}`;
   for (const violation of [...c.rules.one_controller.open]) {
     if (violation.key !== key || current.length < 2) closeViolation(c, 'one_controller', violation.key, r);
   }
@@ -100,33 +100,33 @@ function zombie(b, epoch) {
 }
 
 export function onBroker(c, view, r) {
-  const broker = get(r, 'broker_id');
-  const toState = get(r, 'to_state');
+  const broker = r.broker_id;
+  const toState = r.to_state;
   if (toState === 'started') {
-    delete c.memo.applied[pyStr(broker)]; // a new process remembers no controller epoch
-  } else if ((toState === 'crashed' || toState === 'stopped') && has(c.memo.believers, pyStr(broker))) {
-    delete c.memo.believers[pyStr(broker)];
+    delete c.memo.applied[broker]; // a new process remembers no controller epoch
+  } else if ((toState === 'crashed' || toState === 'stopped') && broker in c.memo.believers) {
+    delete c.memo.believers[broker];
     checkControllers(c, r);
   }
 }
 
 export function onRequest(c, view, r) {
-  const toState = get(r, 'to_state');
-  const broker = get(r, 'broker_id');
-  const epoch = get(r, 'controller_epoch');
-  const name = get(r, 'op') || r.subject.slice('request:'.length);
+  const toState = r.to_state;
+  const broker = r.broker_id;
+  const epoch = r.controller_epoch;
+  const name = r.op || r.subject.slice('request:'.length);
   const rule = c.rules.no_stale_apply;
   if (toState === 'applied' && broker !== null && isInt(epoch)) {
-    const seen = get(c.memo.applied, pyStr(broker));
+    const seen = c.memo.applied[broker] ?? null;
     if (seen !== null && epoch < seen) {
-      eventViolation(c, 'no_stale_apply', r, `Broker ${broker} applied ${name} from controller ${pyStr(get(r, 'controller_id'))} `
+      eventViolation(c, 'no_stale_apply', r, `Broker ${broker} applied ${name} from controller ${str(r.controller_id)} `
         + `with epoch ${epoch}, although it had already applied epoch ${seen}.`, `broker:${broker}`);
     } else {
-      c.memo.applied[pyStr(broker)] = epoch;
+      c.memo.applied[broker] = epoch;
     }
-  } else if (toState === 'rejected' && get(r, 'outcome') === 'rejected_stale_epoch') {
+  } else if (toState === 'rejected' && r.outcome === 'rejected_stale_epoch') {
     const info = rule.info || {refused: 0, last: null};
     rule.info = {refused: info.refused + 1, last: r.seq};
-    if (get(r, 'controller_id') !== null) fence(c, r.controller_id, r, `broker ${pyStr(broker)} refused its ${name}`);
+    if (r.controller_id !== null) fence(c, r.controller_id, r, `broker ${str(broker)} refused its ${name}`);
   }
 }

@@ -3,22 +3,21 @@
  * min_isr_ack): a port of backend/view/partition_rules.py. A dead leader is waiting, not
  * broken, until the active controller processed a BrokerChange (or failover) begun after the death.
  */
-import {get, has, orEmpty, pyStr} from '../py.js';
-import {brokersText, closeViolation, eventViolation, isInt, openViolation, ranges} from './violations.js';
+import {brokersText, closeViolation, eventViolation, isInt, openViolation, ranges, str} from './violations.js';
 
 export const REPAIR_EVENTS = ['BrokerChange', 'Startup', 'Reelect', 'RegisterBrokerAndReelect'];
 
 export function onPartitionRecord(c, view, r) {
-  if (get(r, 'topic') === null || get(r, 'partition') === null) return;
+  if (r.topic === null || r.partition === null) return;
   const key = `${r.topic}-${r.partition}`;
-  if (r.kind === 'election' && get(r, 'outcome') === 'ok' && get(r, 'to_state') === 'elected') {
-    c.memo.elections[key] = {seq: r.seq, unclean: get(r, 'election') === 'offline_unclean', leader: get(r, 'leader')};
+  if (r.kind === 'election' && r.outcome === 'ok' && r.to_state === 'elected') {
+    c.memo.elections[key] = {seq: r.seq, unclean: r.election === 'offline_unclean', leader: r.leader};
   }
   checkPartition(c, view, r, key);
 }
 
 export function checkPartition(c, view, r, key) {
-  const p = get(view.partitions, key);
+  const p = view.partitions[key] ?? null;
   let problem = null;
   let orphanedBy = null;
   if (p !== null && online(p)) {
@@ -49,44 +48,44 @@ export function checkTopic(c, view, r, topic) {
 
 /** A crash or stop is the first sign of a death (the observer sees the registration go a little later). */
 export function onBroker(c, view, r) {
-  const toState = get(r, 'to_state');
-  if ((toState === 'crashed' || toState === 'stopped') && get(r, 'broker_id') !== null) {
-    if (!has(c.memo.dead, pyStr(r.broker_id))) c.memo.dead[pyStr(r.broker_id)] = r.seq;
+  const toState = r.to_state;
+  if ((toState === 'crashed' || toState === 'stopped') && r.broker_id !== null) {
+    if (!(r.broker_id in c.memo.dead)) c.memo.dead[r.broker_id] = r.seq;
   }
 }
 
 export function liveness(c, view, r, broker, alive) {
-  if (alive) delete c.memo.dead[pyStr(broker)];
-  else if (!has(c.memo.dead, pyStr(broker))) c.memo.dead[pyStr(broker)] = r.seq;
+  if (alive) delete c.memo.dead[broker];
+  else if (!(broker in c.memo.dead)) c.memo.dead[broker] = r.seq;
   const keys = Object.entries(view.partitions).filter(([, p]) => p.leader === broker).map(([k]) => k);
   for (const key of keys) checkPartition(c, view, r, key);
 }
 
 function setOrphan(c, r, key, leader) {
   const {orphans, orphan_count: counts} = c.memo;
-  const old = get(orphans, key);
+  const old = orphans[key] ?? null;
   if (old === leader) return;
   if (old !== null) {
     delete orphans[key];
-    counts[pyStr(old)] -= 1;
-    if (counts[pyStr(old)] === 0) delete counts[pyStr(old)];
+    counts[old] -= 1;
+    if (counts[old] === 0) delete counts[old];
     updateDead(c, r, old);
   }
   if (leader !== null) {
     orphans[key] = leader;
-    counts[pyStr(leader)] = get(counts, pyStr(leader), 0) + 1;
+    counts[leader] = (counts[leader] ?? 0) + 1;
     updateDead(c, r, leader);
   }
 }
 
 function updateDead(c, r, broker) {
   const key = `dead:${broker}`;
-  const count = get(c.memo.orphan_count, pyStr(broker), 0);
+  const count = c.memo.orphan_count[broker] ?? 0;
   if (count === 0) {
     closeViolation(c, 'leader_in_isr', key, r);
     return;
   }
-  const since = get(c.memo.dead, pyStr(broker));
+  const since = c.memo.dead[broker] ?? null;
   const waiting = c.memo.repaired <= (since !== null ? since : -1);
   const text = `Broker ${broker} is not alive, yet it still leads ${count} online partition(s): `
     + (waiting ? 'the controller has not handled the change yet.'
@@ -97,16 +96,15 @@ function updateDead(c, r, broker) {
 /** A dead leader waits until the active controller processed a BrokerChange (or failover) begun after the death. */
 export function onControllerEvent(c, view, r) {
   const memo = c.memo;
-  const toState = get(r, 'to_state');
-  if (!REPAIR_EVENTS.includes(get(r, 'op'))) return;
+  const toState = r.to_state;
+  if (!REPAIR_EVENTS.includes(r.op)) return;
   if (toState === 'processing') {
     memo.started[r.subject] = r.seq;
     return;
   }
-  const started = get(memo.started, r.subject);
+  const started = memo.started[r.subject] ?? null;
   delete memo.started[r.subject];
-  const ctl = orEmpty(get(view, 'controller'));
-  if (toState === 'processed' && started !== null && get(ctl, 'id') === get(r, 'broker_id')) {
+  if (toState === 'processed' && started !== null && (view.controller?.id ?? null) === r.broker_id) {
     memo.repaired = Math.max(memo.repaired, started);
     const brokers = Object.keys(memo.orphan_count).map(Number).sort((a, b) => a - b);
     for (const broker of brokers) updateDead(c, r, broker);
@@ -114,24 +112,24 @@ export function onControllerEvent(c, view, r) {
 }
 
 export function onLog(c, view, r) {
-  const toState = get(r, 'to_state');
-  const detail = orEmpty(r.detail);
-  const key = `${pyStr(get(r, 'topic'))}-${pyStr(get(r, 'partition'))}`;
+  const toState = r.to_state;
+  const detail = r.detail;
+  const key = `${str(r.topic)}-${str(r.partition)}`;
   if (toState === 'lost') {
     lost(c, r, key, detail);
   } else if (['fetched', 'truncated', 'hw', 'leader_log'].includes(toState)) {
-    const hw = get(detail, 'hw');
-    const leo = get(detail, 'leo');
+    const hw = detail.hw;
+    const leo = detail.leo;
     if (isInt(hw) && isInt(leo) && hw > leo) {
       const who = toState === 'fetched' || toState === 'truncated' ? 'Replica' : 'Leader';
-      eventViolation(c, 'hw_le_leo', r, `${who} ${pyStr(get(r, 'broker_id'))} of ${key} has high watermark ${hw} above its log `
+      eventViolation(c, 'hw_le_leo', r, `${who} ${str(r.broker_id)} of ${key} has high watermark ${hw} above its log `
         + `end offset ${leo}.`, r.subject);
     }
-  } else if (toState === 'acknowledged' && get(r, 'acks') === 'all') {
-    const isr = get(r, 'isr');
-    const needed = get(detail, 'min_insync_replicas');
+  } else if (toState === 'acknowledged' && r.acks === 'all') {
+    const isr = r.isr;
+    const needed = detail.min_insync_replicas;
     if (Array.isArray(isr) && isInt(needed) && isr.length < needed) {
-      eventViolation(c, 'min_isr_ack', r, `Leader ${pyStr(get(r, 'leader'))} acknowledged ${pyStr(get(r, 'count'))} message(s) `
+      eventViolation(c, 'min_isr_ack', r, `Leader ${str(r.leader)} acknowledged ${str(r.count)} message(s) `
         + `of ${key} with acks=all while its ISR ${brokersText(isr)} had fewer than min.insync.replicas = ${needed}.`,
       `partition:${key}`);
     }
@@ -139,25 +137,25 @@ export function onLog(c, view, r) {
 }
 
 function lost(c, r, key, detail) {
-  let offsets = get(detail, 'offsets');
+  let offsets = detail.offsets;
   if (!(Array.isArray(offsets) && offsets.length > 0 && offsets.every(isInt))) {
-    const first = get(r, 'offset');
-    const count = get(r, 'count');
+    const first = r.offset;
+    const count = r.count;
     offsets = isInt(first) && isInt(count) ? Array.from({length: Math.max(0, count)}, (_, i) => first + i) : [];
   }
-  const acks = get(r, 'acks');
-  const election = get(c.memo.elections, key);
+  const acks = r.acks;
+  const election = c.memo.elections[key] ?? null;
   const unclean = election !== null && election.unclean;
   const promise = acks === 'all' && !unclean;
-  let text = `${offsets.length} acknowledged message(s) of ${key} lost: offset(s) ${ranges(offsets)} (acks=${pyStr(acks)}). `;
+  let text = `${offsets.length} acknowledged message(s) of ${key} lost: offset(s) ${ranges(offsets)} (acks=${str(acks)}). `;
   if (unclean) {
-    text += `The unclean election at #${election.seq} made broker ${pyStr(election.leader)} leader without them.`;
+    text += `The unclean election at #${election.seq} made broker ${str(election.leader)} leader without them.`;
   } else if (promise) {
     text += 'Kafka promises acks=all messages survive while unclean election is off: this must never happen.';
   } else {
-    text += `acks=${pyStr(acks)} waits for the leader only, and the new leader ${pyStr(get(r, 'leader'))} never had them.`;
+    text += `acks=${str(acks)} waits for the leader only, and the new leader ${str(r.leader)} never had them.`;
   }
-  eventViolation(c, 'acked_not_lost', r, text, `partition:${key}`, election !== null ? election.seq : get(r, 'cause_seq'),
+  eventViolation(c, 'acked_not_lost', r, text, `partition:${key}`, election !== null ? election.seq : r.cause_seq,
     {offsets: offsets.slice(0, 100), acks, promise});
 }
 
@@ -167,6 +165,6 @@ function online(p) {
 }
 
 function live(view, broker) {
-  const b = get(view.brokers, pyStr(broker));
+  const b = view.brokers[broker] ?? null;
   return b !== null && Boolean(b.registered);
 }

@@ -6,8 +6,6 @@
  * KEEP open and closed violations and the count of every one that broke it. Also the few ways
  * the checks put things in words, so the page says exactly what `kclab check` says.
  */
-import {get, pyStr} from '../py.js';
-
 export const KEEP = 10;
 
 export function openViolation(c, ruleId, key, r, text, status, subject, causeSeq = null) {
@@ -35,7 +33,7 @@ export function closeViolation(c, ruleId, key, r) {
 /** A violation that stays: what happened cannot be undone (the newest KEEP are kept). */
 export function eventViolation(c, ruleId, r, text, subject, causeSeq = null, extra = {}) {
   const rule = c.rules[ruleId];
-  const cause = causeSeq !== null ? causeSeq : get(r, 'cause_seq');
+  const cause = causeSeq !== null ? causeSeq : r.cause_seq;
   rule.open = [...rule.open, {key: `#${r.seq}`, seq: r.seq, cause_seq: cause, subject, status: 'broken', text, ...extra}]
     .slice(-KEEP);
   rule.count += 1;
@@ -51,12 +49,17 @@ export function isInt(x) {
   return Number.isInteger(x);
 }
 
+/** Python's str() of a value in a sentence (None as 'None'), so the page says what `kclab check` says. */
+export function str(x) {
+  return x === null || x === undefined ? 'None' : String(x);
+}
+
 export function brokersText(brokers) {
-  return `[${brokers.map(pyStr).join(', ')}]`;
+  return `[${brokers.map(str).join(', ')}]`;
 }
 
 export function andText(brokers) {
-  return `${brokers.slice(0, -1).map(pyStr).join(', ')} and ${pyStr(brokers[brokers.length - 1])}`;
+  return `${brokers.slice(0, -1).map(str).join(', ')} and ${str(brokers[brokers.length - 1])}`;
 }
 
 /** [2, 3, 4, 7] as "2–4, 7": how a student reads a run of offsets. */
