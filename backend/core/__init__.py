@@ -16,8 +16,9 @@ Split by what it models, each package read beside its Kafka 2.8 counterpart:
 ``subjects.py``     records' subjects: the browser's join keys
 ==================  =============================================================================
 
-The page's folds over records (the cluster view, the lesson view, the replay-log rules) are
-pure too, but model the page rather than Kafka: they live in ``backend.view``.
+The page's folds over records (the cluster view, the lesson view, the replay-log rules, and
+Kafka's rules checked on every record for the invariant panel) are pure too, but model the page
+rather than Kafka: they live in ``backend.view``.
 Dependencies point down: ``controller`` and ``broker`` use the modules of this package, never
 each other; nothing here imports anything outside the standard library and this package.
 """

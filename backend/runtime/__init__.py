@@ -14,6 +14,7 @@ owns its event manager and channel manager. Children get narrow, typed interface
 ``producer.py``   the lab's client (produce, consume) and the ledger of acknowledged messages
 ``faults.py``     the fault vocabulary carried out (checks in ``fault_checks.py``)
 ``runner.py``     a fault script run against a live cluster (``kclab run``)
+``live_rules.py`` Kafka's rules (``backend.view``) folded live beside a run that asks about them
 ``record_bus.py`` records stamped with their seq and fanned out to the sinks
 ``replay*.py``    replay logs: written as records arrive, listed and imported
 ``lab_clock.py``  the lab's timers' clock, which a lesson can hold at a stop
