@@ -1,10 +1,12 @@
-// The instructor's statistics dashboard (static/stats.html): filters, five charts, and a button
+// The instructor's statistics dashboard (static/stats.html): filters, six charts, and a button
 // that runs the Spark job with a progress bar. Data comes from /api/stats/* (web/stats_pages.py),
 // plotly from /vendor/plotly.min.js (a classic script: the global `Plotly`). No build step.
 //
 // Filters: the raw failover times are filtered row by row; the additive tables are read at
 // scope "cell" (one row per date × class × lesson) and summed here, so any combination of
 // class, lesson and date gives exact counts. Percentiles are computed here from raw values.
+
+import {RULES} from './invariants-model.js';
 
 const $ = (id) => document.getElementById(id);
 const PLOT_CONFIG = { displaylogo: false, responsive: true };
@@ -85,7 +87,7 @@ function plot(id, data, layout, count) {
 
 function ms(value) { return value == null ? '–' : `${Math.round(value)} ms`; }
 
-// -- the four charts -----------------------------------------------------------------------------
+// -- the charts ---------------------------------------------------------------------------------
 async function renderFailover() {
   const values = (await rows('failover_times')).map((r) => r.failover_ms).filter((v) => v != null);
   if (!values.length) return showEmpty('chart-failover', 'No controller failovers in this selection.');
@@ -209,6 +211,24 @@ async function renderFaults() {
     margin: { ...MARGIN, b: 100, t: 30 } }, ops.length);
 }
 
+// Kafka's rules (the invariant panel's catalogue) by title; a rule the page does not know keeps its id.
+const RULE_TITLES = new Map(RULES.map((rule) => [rule.id, rule.title]));
+
+async function renderViolations() {
+  const cells = await rows('violations', { scope: 'cell' });
+  const byRule = sumBy(cells, 'rule', ['sessions', 'violations']);
+  if (!byRule.size) return showEmpty('chart-violations', 'No rule broke in this selection: every session kept Kafka\'s rules.');
+  const rules = [...byRule.keys()].sort((a, b) => byRule.get(a).sessions - byRule.get(b).sessions);
+  const labels = rules.map((id) => RULE_TITLES.get(id) || id);
+  return plot('chart-violations', [{
+    type: 'bar', orientation: 'h', y: labels, x: rules.map((id) => byRule.get(id).sessions),
+    text: rules.map((id) => `${byRule.get(id).sessions} sessions`), textposition: 'auto',
+    customdata: rules.map((id) => byRule.get(id).violations),
+    hovertemplate: '%{y}: broken in %{x} sessions, %{customdata} times in all<extra></extra>',
+    marker: { color: '#b3261e' },
+  }], { margin: { ...MARGIN, l: 250 }, xaxis: { title: { text: 'sessions in which the rule broke' } } }, rules.length);
+}
+
 async function renderFunnel() {
   const completion = await rows('completion', { scope: 'cell' });
   const perLesson = sumBy(completion.filter((r) => r.lesson_id), 'lesson_id', ['started', 'completed']);
@@ -230,7 +250,8 @@ async function renderFunnel() {
 }
 
 async function renderCharts() {
-  const jobs = [renderFailover(), renderPredictions(), renderChoices(), renderFaults(), renderFunnel()];
+  const jobs = [renderFailover(), renderPredictions(), renderChoices(), renderFaults(), renderViolations(),
+    renderFunnel()];
   const results = await Promise.allSettled(jobs);
   const failed = results.filter((r) => r.status === 'rejected');
   if (failed.length) notice(`Some charts could not be drawn: ${failed[0].reason.message}`, true);
@@ -288,8 +309,8 @@ async function loadSummary() {
       ? `Statistics have not been computed yet for the ${body.replay_logs} replay logs: press "Run statistics job".`
       : 'No replay logs yet: once students have played lessons or sandboxes, run the statistics job here.');
     $('headline').innerHTML = '';
-    for (const id of ['chart-failover', 'chart-predictions', 'chart-choices', 'chart-faults', 'chart-funnel']) {
-      showEmpty(id, body.replay_logs ? 'Run the statistics job to see this chart.' : 'No replay logs yet.');
+    for (const chart of document.querySelectorAll('.plot[data-chart]')) {
+      showEmpty(chart.id, body.replay_logs ? 'Run the statistics job to see this chart.' : 'No replay logs yet.');
     }
     $('run-button').disabled = !body.replay_logs;
     return;

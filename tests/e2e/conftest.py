@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +57,13 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def kclab_server(zk_hosts, tmp_path_factory):
-    data_dir = tmp_path_factory.mktemp("kclab-data")
+    with serving(zk_hosts, tmp_path_factory.mktemp("kclab-data")) as server:
+        yield server
+
+
+@contextmanager
+def serving(zk_hosts: str, data_dir: Path):
+    """``kclab serve`` on ``data_dir`` in a child process until the block ends (SIGTERM, then kill)."""
     port = free_port()
     env = {**os.environ, "KCLAB_INSTRUCTOR_TOKEN": INSTRUCTOR_TOKEN, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "web.cli", "serve", "--zk", zk_hosts, "--port", str(port),

@@ -79,7 +79,7 @@ def test_a_long_outage_is_said_refused_fast_and_recovered_with_new_sessions(serv
     finally:
         os.kill(jvm, signal.SIGCONT)
     wait_until(lambda: served.call("GET", "/healthz")[0] == 200, 30, "/healthz to be ok again")
-    wait_until(lambda: any(r["to_state"] == "session_lost" for r in records(served, box)), 30,
+    wait_until(lambda: any(r["to_state"] == "session_lost" for r in records(served, box)), 60,
                "a session_lost record: the outage is in the sandbox's records")
     wait_until(lambda: alive_with_a_controller(served, box, ("0", "1")), 40,
                "brokers 0 and 1 re-registered and a controller re-elected")
