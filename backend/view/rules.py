@@ -57,3 +57,24 @@ BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
 STATUSES = ("holds", "waiting", "broken")
 """A rule's status now: ``waiting`` — broken for a moment the controller is about to repair (a
 leader whose broker just died, before the controller handled the BrokerChange)."""
+
+JS_CATALOGUE = "static/js/rules-catalogue.js"
+
+
+def catalogue_js() -> str:
+    """The page's copy of the catalogue as an ES module (``static/js/rules-catalogue.js``).
+
+    Generated, never retyped: the page needs the titles and statements before any request (the
+    invariant panel, a lesson's ``rule:`` highlight and the dashboard draw them at load), so the
+    file is written from this table — ``python -m backend.view.rules > static/js/rules-catalogue.js``
+    — and a test fails when the committed file differs from what this returns.
+    """
+    import json
+    rules = ",\n".join(f"  {json.dumps({'id': r.id, 'title': r.title, 'statement': r.statement})}" for r in RULES)
+    return ("// GENERATED from backend/view/rules.py by `python -m backend.view.rules`: do not edit.\n"
+            "/** The rules Kafka's controller keeps: id, title, the rule in words. */\n"
+            f"export const RULES = [\n{rules},\n];\n")
+
+
+if __name__ == "__main__":
+    print(catalogue_js(), end="")

@@ -12,29 +12,14 @@
  */
 import * as ctl from './invariants/controller-rules.js';
 import * as parts from './invariants/partition-rules.js';
+import {RULES} from './rules-catalogue.js';
 
 const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
 const TOPIC_PATH = /^\/brokers\/topics\/([^/]+)$/;
 const BROKER_PATH = /^\/brokers\/ids\/(\d+)$/;
 
-/** The catalogue (backend/view/rules.py): id, title, the rule in words. */
-export const RULES = [
-  {id: 'one_controller', title: 'One controller',
-    statement: 'At most one broker acts as controller with the current /controller_epoch.'},
-  {id: 'epochs_monotonic', title: 'Epochs only go up',
-    statement: "/controller_epoch and every partition's leader_epoch never go down."},
-  {id: 'leader_in_isr', title: 'Leader is live and in the ISR',
-    statement: "Every online partition's leader is a live broker in its ISR, and the ISR is a subset of the replicas."},
-  {id: 'no_stale_apply', title: 'No stale requests applied',
-    statement: 'No broker applies a request from a controller epoch lower than one it has already seen.'},
-  {id: 'acked_not_lost', title: 'Acknowledged messages are not lost',
-    statement: 'No acknowledged message is lost. Kafka promises it for acks=all while unclean leader election is '
-      + 'off; acks=1 and unclean elections give the promise up.'},
-  {id: 'hw_le_leo', title: 'High watermark within the log',
-    statement: 'On every replica the high watermark is at most the log end offset.'},
-  {id: 'min_isr_ack', title: 'acks=all waited for min.insync.replicas',
-    statement: 'An acks=all acknowledgement had at least min.insync.replicas replicas in the ISR.'},
-];
+/** The catalogue (backend/view/rules.py), generated into rules-catalogue.js. */
+export {RULES};
 export const RULE_IDS = RULES.map((rule) => rule.id);
 
 export function emptyChecks() {

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from backend.view.page import fold
-from backend.view.rules import RULE_IDS, RULES
+from backend.view.rules import JS_CATALOGUE, RULE_IDS, RULES, catalogue_js
 from tests.js.test_model_contract import ROOT, js_fold, node
 from tests.view.breaking import BREAKS, read_records, write_log
 
@@ -57,7 +57,10 @@ def test_logs_where_a_rule_breaks_agree_record_by_record(name, protocol_logs, tm
     assert any(s["rules"][rule]["status"] == "broken" for s in states)
 
 
-def test_the_pages_catalogue_of_rules_is_pythons():
+def test_the_pages_catalogue_of_rules_is_generated_from_pythons():
+    """Written once: the page's catalogue is the generated file, unchanged since it was generated."""
+    assert (ROOT / JS_CATALOGUE).read_text() == catalogue_js(), \
+        f"regenerate it: .venv/bin/python -m backend.view.rules > {JS_CATALOGUE}"
     done = subprocess.run([node(), "--input-type=module", "-e",
                            "import {RULES} from './static/js/invariants-model.js';"
                            "console.log(JSON.stringify(RULES));"],
