@@ -69,6 +69,11 @@ def test_zombie_is_fenced_by_zookeeper_and_by_the_brokers(zk_hosts, chroot, zk_c
     # ...and ZooKeeper refuses its write; then it resigns.
     [refused] = [r for r in records if r.kind == "zk" and r.outcome == "rejected_stale_epoch"]
     assert refused.seq > resumed.seq and refused.detail["controller_epoch_version"] == 1
+    # Every record the zombie's action caused says who acted and the epoch it believed it had.
+    assert (refused.controller_id, refused.controller_epoch) == (0, 1)
+    acted = [r for r in records if r.kind in ("request", "election", "partition", "replica")
+             or (r.kind == "zk" and r.to_state == "write_refused")]
+    assert acted and all(r.controller_id is not None and r.controller_epoch is not None for r in acted)
     resigned = next(r for r in records if r.kind == "controller" and r.to_state == "resigned" and r.broker_id == 0)
     assert resigned.seq > refused.seq
     # ZooKeeper's own data (the cluster is stopped, its znodes kept): epoch 2 at version 2, and

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Callable, Iterator
 
 from backend.core.config import KafkaConfig
@@ -110,7 +111,14 @@ class KafkaController:
             callback(error="NOT_CONTROLLER")
 
     def emit(self, records: list[Record]) -> list[Record]:
-        """Emit records caused by the event being processed (if any)."""
+        """Emit records caused by the event being processed (if any), each signed with who
+        acted: this broker's id and the epoch it believes it has (a zombie's old one), where the
+        record does not name them itself — a write ZooKeeper refused included (DESIGN.md)."""
+        epoch = self.ctx.epoch or None
+        records = [r if r.controller_id is not None and r.controller_epoch is not None
+                   else replace(r, controller_id=self.broker_id if r.controller_id is None else r.controller_id,
+                                controller_epoch=epoch if r.controller_epoch is None else r.controller_epoch)
+                   for r in records]
         current = self._current
         if current is None:
             return self._cluster_emit(records)
