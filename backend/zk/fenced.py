@@ -124,8 +124,7 @@ class FencedWriter:
         kind = WRITES[type(write)]
         try:
             if handle is None:
-                kind.perform(self, write)
-                return WriteResult("ok")
+                return kind.perform(self, write) or WriteResult("ok")
             results = self._wait(handle, ignore=kind.ignore)
             return WriteResult("ok", zk_version=kind.version(results))
         except Fenced:
@@ -184,26 +183,27 @@ class FencedWriter:
         order.sort(key=lambda p: -p.count("/"))  # children first
         self._delete_each(order)
 
-    def _remove_from_reassignment(self, write: RemoveFromPartitionReassignment) -> None:
-        for _ in range(5):  # an operator may rewrite the znode meanwhile: re-read on conflict
-            try:
-                data, stat = self.zk.get(paths.REASSIGN_PARTITIONS)
-            except NoNodeError:
-                return
-            pending = dict(codec.decode_reassignment(data))
-            for tp, target in write.partitions:
-                if tp in pending and (target is None or tuple(pending[tp]) == tuple(target)):
-                    del pending[tp]
-            try:
-                if pending:
-                    encoded = codec.encode_reassignment(pending)
-                    self._wait(self._tx([lambda tx: tx.set_data(paths.REASSIGN_PARTITIONS, encoded, version=stat.version)]))
-                else:
-                    self._wait(self._tx([lambda tx: tx.delete(paths.REASSIGN_PARTITIONS, version=stat.version)]),
-                               ignore=(NoNodeError,))
-                return
-            except BadVersionError:
-                continue
+    def _remove_from_reassignment(self, write: RemoveFromPartitionReassignment) -> WriteResult | None:
+        """Kafka's ``maybeRemoveFromZkReassignment``: read the znode, drop the partitions, and
+        write the rest back at *any* version (``setOrCreatePartitionReassignment``) or delete it
+        when nothing is left (``deletePartitionReassignment``) — an operator's change made
+        between the read and the write is overwritten, as in Kafka."""
+        try:
+            pending = dict(codec.decode_reassignment(self.zk.get(paths.REASSIGN_PARTITIONS)[0]))
+        except NoNodeError:
+            return None
+        for tp, target in write.partitions:
+            if tp in pending and (target is None or tuple(pending[tp]) == tuple(target)):
+                del pending[tp]
+        if not pending:
+            self._wait(self._tx([lambda tx: tx.delete(paths.REASSIGN_PARTITIONS)]), ignore=(NoNodeError,))
+            return WriteResult("ok", deleted=True)
+        encoded = codec.encode_reassignment(pending)
+        try:
+            self._wait(self._tx([lambda tx: tx.set_data(paths.REASSIGN_PARTITIONS, encoded)]))
+        except NoNodeError:
+            self._wait(self._tx([lambda tx: tx.create(paths.REASSIGN_PARTITIONS, encoded)]))
+        return None
 
     def _refused(self, write, outcome: str, note: str) -> None:
         path = WRITES[type(write)].path(write)
@@ -222,7 +222,7 @@ class _Write:
     transaction: Callable[[object], Callable] | None = None
     version: Callable[[list], int | None] = lambda results: None
     ignore: tuple = ()
-    perform: Callable[[FencedWriter, object], None] | None = None
+    perform: Callable[[FencedWriter, object], WriteResult | None] | None = None
 
 
 def _state_path(write) -> str:

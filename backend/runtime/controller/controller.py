@@ -24,7 +24,7 @@ from backend.core.config import KafkaConfig
 from backend.core.controller import events as ev
 from backend.core.controller import failover
 from backend.core.controller.context import ControllerContext
-from backend.core.controller.plan import Plan
+from backend.core.controller.plan import DeleteController, Plan
 from backend.core.controller.program import Done, run_program
 from backend.core.errors import ControllerMovedException
 from backend.core.records import Record
@@ -148,6 +148,8 @@ class KafkaController:
             result = self._write(list(plan.writes), epoch_zk_version)
         if plan.requests:
             self.channel.send(plan.requests, self._on_response)
+        for event in plan.events:
+            self.events.put(event)
         return result
 
     def _write(self, writes: list, epoch_zk_version: int) -> list:
@@ -198,15 +200,38 @@ class KafkaController:
             return
         self.active_controller_id = self.broker_id
         self.stage.election_decided()
-        self.ctx, record = failover.become_controller(self.ctx, epoch, zk_version)
-        self.emit([record])
-        self._on_controller_failover()
+        try:
+            self.ctx, record = failover.become_controller(self.ctx, epoch, zk_version)
+            self.emit([record])
+            self._on_controller_failover()
+        except ControllerMovedException:
+            self.maybe_resign()
+        except Exception as exc:  # noqa: BLE001 - Kafka's elect(): any other Throwable moves the controller
+            self.emit([self.note("failover_failed", (
+                f"Broker {self.broker_id} failed while becoming controller ({type(exc).__name__}: {exc}); "
+                f"it resigns and deletes /controller so that another broker can try (triggerControllerMove)."),
+                outcome="error")])
+            self.trigger_controller_move()
 
     def _on_controller_failover(self) -> None:
-        metadata = self.zk.read_cluster_metadata(self.watches.for_handlers())
+        watches = self.watches.for_handlers()
+        metadata = self.zk.read_cluster_metadata(watches)
+        self.zk.watch_brokers(metadata.brokers, watches["broker"])
         self.run(failover.on_controller_failover(self.ctx, metadata))
         if self.is_active and self.ctx.config["auto.leader.rebalance.enable"]:
             self.schedule_rebalance(self.ctx.config["kclab.auto.leader.rebalance.initial.delay.ms"] / 1000)
+
+    def trigger_controller_move(self) -> None:
+        """Kafka's ``triggerControllerMove``: resign and delete ``/controller`` — fenced at the
+        epoch's version, so a controller that has already moved deletes nothing."""
+        current = self.zk.get_controller_id(watch=self.watches.on_controller)
+        self.active_controller_id = -1 if current is None else current
+        if not self.is_active:
+            return
+        epoch_zk_version = self.ctx.epoch_zk_version
+        self.active_controller_id = -1
+        self.resign("it could not finish becoming controller.")
+        self.zk.execute([DeleteController()], epoch_zk_version, emit=self.emit)
 
     def maybe_resign(self) -> None:
         was_active = self.is_active

@@ -50,8 +50,16 @@ def on_expire(controller: KafkaController, event) -> None:
 
 def on_broker_change(controller: KafkaController, event) -> None:
     if controller.is_active:
-        brokers = controller.zk.get_all_brokers(watch=controller.watches.for_handlers()["brokers"])
+        watches = controller.watches.for_handlers()
+        brokers = controller.zk.get_all_brokers(watch=watches["brokers"])
+        controller.zk.watch_brokers(brokers, watches["broker"])
         controller.run(broker_change.process_broker_change(controller.ctx, brokers))
+
+
+def on_broker_modifications(controller: KafkaController, event: ev.BrokerModifications) -> None:
+    if controller.is_active:
+        current = controller.zk.get_broker(event.broker_id, watch=controller.watches.for_handlers()["broker"](event.broker_id))
+        controller.run(broker_change.process_broker_modification(controller.ctx, event.broker_id, current))
 
 
 def on_topic_change(controller: KafkaController, event) -> None:
@@ -157,8 +165,7 @@ def on_topic_unclean_leader_election_enable(controller: KafkaController,
 
 
 def logged_only(controller: KafkaController, event) -> None:
-    """A response the request records already show (log-dir failures are not simulated), or a
-    broker's changed registration (its endpoints and features, which the lab never changes)."""
+    """A response the request records already show (log-dir failures are not simulated)."""
 
 
 HANDLERS: dict[str, Callable[[KafkaController, object], None]] = dispatch_table(ev.EVENTS, {
@@ -168,7 +175,7 @@ HANDLERS: dict[str, Callable[[KafkaController, object], None]] = dispatch_table(
     "RegisterBrokerAndReelect": on_register_broker_and_reelect,
     "Expire": on_expire,
     "BrokerChange": on_broker_change,
-    "BrokerModifications": logged_only,
+    "BrokerModifications": on_broker_modifications,
     "TopicChange": on_topic_change,
     "PartitionModifications": on_partition_modifications,
     "TopicDeletion": on_topic_deletion,
