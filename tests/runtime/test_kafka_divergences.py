@@ -91,3 +91,37 @@ def test_a_deletion_flag_for_a_topic_that_does_not_exist_is_removed_at_failover(
     wait_until(lambda: zk_client.exists(paths.delete_topic_path("ghost")) is None, 15, "the flag to be removed")
     assert any("ghost" in (r.note or "") for r in recorder.of("controller", to_state="topic_deletion"))
     assert "t-0" in cluster.inspect()["partitions"]
+
+
+def test_controlled_shutdown_asked_of_a_broker_that_is_not_the_controller_is_stale_controller_epoch(start_cluster):
+    """``doControlledShutdown`` throws ``ControllerMovedException`` when the broker is not the
+    active controller; ``processControlledShutdown`` runs it in a ``Try`` and the broker is
+    answered STALE_CONTROLLER_EPOCH (``Errors.forException``)."""
+    import threading
+
+    from backend.core.controller import events as ev
+    cluster, recorder = start_cluster(brokers=(0, 1, 2), topics={"t": {"assignment": {0: [0, 1]}}})
+    assert cluster.wait_stable()
+    not_controller = next(b for b in (0, 1, 2) if b != cluster.controller_id())
+    answered, answer = threading.Event(), {}
+
+    def callback(**result):
+        answer.update(result)
+        answered.set()
+
+    cluster.brokers[not_controller].controller.events.put(ev.ControlledShutdown(2, -1, callback))
+    assert answered.wait(10)
+    assert answer["error"] == "STALE_CONTROLLER_EPOCH" and "ControllerMovedException" in answer["message"]
+    assert cluster.wait_stable() and cluster.brokers[2].status == "running"
+
+
+def test_auto_leader_rebalance_enable_is_static(start_cluster):
+    """``auto.leader.rebalance.enable`` is a read-only broker setting in Kafka: turning it on in
+    a running cluster starts no imbalance check until a broker restarts (and becomes controller)."""
+    cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}},
+                                      config={"auto.leader.rebalance.enable": False})
+    result = apply_fault(cluster, "set_config", {"name": "auto.leader.rebalance.enable", "value": True})
+    assert result.ok and "after a restart" in result.message
+    assert cluster.wait_stable()
+    assert not recorder.of("controller_event", op="AutoPreferredReplicaLeaderElection")
+    assert cluster.active_controller().auto_leader_rebalance_enable is False

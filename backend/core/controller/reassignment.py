@@ -26,7 +26,6 @@ from . import topic_deletion
 from .context import ControllerContext
 from .election import ReassignPartitionLeaderElectionStrategy
 from .events import ZkPartitionReassignment
-from .partition_state_machine import MAX_RETRIES
 from .partition_state_machine import handle_state_changes as partition_changes
 from .plan import RemoveFromPartitionReassignment, SetTopicAssignment, UpdatePartitionState
 from .program import Done, Program, attempt, emit, put_events, read_partition_states
@@ -164,8 +163,9 @@ def _update_leader_epoch_and_send_request(ctx, tp, assignment) -> Program:
 
 
 def update_leader_epoch(ctx: ControllerContext, tp: TopicPartition) -> Program:
-    """Same leader and ISR, leader epoch + 1 — so every replica learns the new replica set."""
-    for _ in range(MAX_RETRIES):
+    """Same leader and ISR, leader epoch + 1 — so every replica learns the new replica set.
+    A BADVERSION is retried until the write lands, as Kafka's loop does."""
+    while True:
         info = (yield from read_partition_states([tp])).get(tp)
         if info is None or info.controller_epoch > ctx.epoch:
             why = "it has no state znode" if info is None else "a newer controller wrote its state"

@@ -26,6 +26,7 @@ from backend.core.controller import failover
 from backend.core.controller.context import ControllerContext
 from backend.core.controller.plan import DeleteController, Plan
 from backend.core.controller.program import Done, run_program
+from backend.core.broker.replica_manager import STALE_CONTROLLER_EPOCH
 from backend.core.errors import ControllerMovedException
 from backend.core.records import Record
 from backend.runtime.controller.armed_watches import ArmedWatches
@@ -58,6 +59,8 @@ class KafkaController:
         self.pause_point = pause_point
         self.register_broker = register_broker
         self.ctx = ControllerContext(controller_id=broker_id, config=config())
+        self.auto_leader_rebalance_enable = config()["auto.leader.rebalance.enable"]
+        """Static in Kafka (``config.autoLeaderRebalanceEnable``): read when the broker starts."""
         self.active_controller_id = -1
         self.events = ControllerEventManager(broker_id, self._process, emit=emit, event_ids=event_ids, gate=gate,
                                              preempt=self._preempt)
@@ -106,9 +109,10 @@ class KafkaController:
             self._current = None
 
     def _preempt(self, queued: QueuedEvent) -> None:
+        """Kafka's ``ControlledShutdown.preempt``: the waiting broker is answered at once."""
         callback = getattr(queued.event, "callback", None)
         if callback is not None:
-            callback(error="NOT_CONTROLLER")
+            callback(error=STALE_CONTROLLER_EPOCH, message="ControllerMovedException: the event was preempted")
 
     def emit(self, records: list[Record]) -> list[Record]:
         """Emit records caused by the event being processed (if any), each signed with who
@@ -125,15 +129,18 @@ class KafkaController:
         return self._cluster_emit(records, cause=current.event.name, cause_seq=current.queued_seq)
 
     # -- running the core's programs ----------------------------------------------------------
-    def run(self, program) -> Done | None:
-        """Carry out a program of the core; returns its ``Done``, or ``None`` if it was fenced."""
+    def run(self, program, resign_when_fenced: bool = True) -> Done | None:
+        """Carry out a program of the core; returns its ``Done``, or ``None`` if it was fenced
+        (then the controller resigns, as Kafka's ``process`` does on ``ControllerMovedException``,
+        unless the caller catches it as controlled shutdown's ``Try`` does)."""
         epoch_zk_version = self.ctx.epoch_zk_version
         finished = run_program(program, lambda plan: self._execute(plan, epoch_zk_version))
         if finished.controller_moved:
             self.emit([self.note("fenced", (
                 f"ZooKeeper refused a write of broker {self.broker_id}: /controller_epoch is no longer at "
                 f"version {epoch_zk_version}, so another broker has become controller."))])
-            self.maybe_resign()
+            if resign_when_fenced:
+                self.maybe_resign()
             return None
         self.ctx = finished.value.ctx
         return finished.value
@@ -218,7 +225,7 @@ class KafkaController:
         metadata = self.zk.read_cluster_metadata(watches)
         self.zk.watch_brokers(metadata.brokers, watches["broker"])
         self.run(failover.on_controller_failover(self.ctx, metadata))
-        if self.is_active and self.ctx.config["auto.leader.rebalance.enable"]:
+        if self.is_active and self.auto_leader_rebalance_enable:
             self.schedule_rebalance(self.ctx.config["kclab.auto.leader.rebalance.initial.delay.ms"] / 1000)
 
     def trigger_controller_move(self) -> None:
