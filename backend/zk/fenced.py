@@ -25,7 +25,8 @@ from typing import Callable
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
-    BadVersionError, NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency, ZookeeperError,
+    BadVersionError, NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency, SessionExpiredError,
+    ZookeeperError,
 )
 
 from backend.core.controller.plan import (
@@ -137,6 +138,11 @@ class FencedWriter:
                 f"The write of {kind.path(write)} failed with BADVERSION: someone changed the znode since it was "
                 f"read; the controller reads it again and retries."))
             return WriteResult("bad_version")
+        except SessionExpiredError:
+            self._refused(write, "error", (
+                f"The write of {kind.path(write)} never reached ZooKeeper's data: this broker's session has "
+                f"expired, and a client whose session expired can do nothing more with it (SESSIONEXPIRED)."))
+            return WriteResult("error", reason="SessionExpiredError")
         except (ZookeeperError, Exception) as exc:  # noqa: BLE001 - every outcome becomes a value
             return WriteResult("error", reason=f"{type(exc).__name__}: {exc}".rstrip(": "))
 

@@ -74,8 +74,9 @@ def on_replica_election(ctx: ControllerContext, partitions, election_type: str, 
         # Deleted even if some elections failed: the request has been handled. Kafka's watch
         # acts on the znode's creation only, so the event is put again to arm it for the next
         # request (removePartitionsFromPreferredReplicaElection).
-        yield from attempt([DeletePreferredReplicaElection()])
-        yield from put_events(ReplicaLeaderElection())
+        [deleted] = yield from attempt([DeletePreferredReplicaElection()])
+        if deleted.ok:  # Kafka's delete throws on any other answer, and puts nothing
+            yield from put_events(ReplicaLeaderElection())
     return Done(ctx, results)
 
 
