@@ -29,12 +29,11 @@ from backend.core.controller.program import Done, run_program
 from backend.core.broker.replica_manager import STALE_CONTROLLER_EPOCH
 from backend.core.errors import ControllerMovedException
 from backend.core.records import Record
-from backend.core.subjects import metric_subject
 from backend.runtime.controller.armed_watches import ArmedWatches
 from backend.runtime.controller.channel_manager import ControllerChannelManager
 from backend.runtime.controller.event_manager import ControllerEventManager, QueuedEvent
 from backend.runtime.controller.handlers import HANDLERS
-from backend.runtime.controller.metrics import ControllerStats
+from backend.runtime.controller.metrics import ControllerStats, GaugeReporter
 from backend.runtime.lab_clock import LabClock, LabTimer
 from backend.runtime.peers import BrokerDirectory, Emit
 from backend.runtime.stage import PausePoint, StageDirections
@@ -75,9 +74,7 @@ class KafkaController:
         self.watches = ArmedWatches(self.events.put, lambda: self.is_active)
         self.stats = ControllerStats(broker_id, self.emit)
         self._current: QueuedEvent | None = None
-        self.unclean_elections = 0
-        """``UncleanLeaderElectionsPerSec``'s count: unclean elections this broker's controller made."""
-        self._gauges = controller_gauges(self.ctx, False)
+        self.gauges = GaugeReporter(broker_id, self.emit)
         self._rebalance_timer: LabTimer | None = None
         self._lock = threading.Lock()
 
@@ -121,26 +118,15 @@ class KafkaController:
             self.emit([self.note("controller_moved", f"{exc}")])
             self.maybe_resign()
         finally:
-            self._update_metrics()
+            self.gauges.update(self.ctx, self.is_active)  # Kafka's updateMetrics, after every event
             self._current = None
-
-    def _update_metrics(self) -> None:
-        """Kafka's ``updateMetrics``, after every event: each gauge that changed becomes a
-        ``metric`` record, so the replay log (and Spark) has every value it took."""
-        gauges = controller_gauges(self.ctx, self.is_active)
-        changed = [(name, value) for name, value in gauges.items() if self._gauges.get(name) != value]
-        self._gauges = gauges
-        if changed:
-            self.emit([Record(kind="metric", subject=metric_subject(name), broker_id=self.broker_id, op=name,
-                              count=value, note=f"Broker {self.broker_id}: {name} is now {value}.")
-                       for name, value in changed])
 
     def metrics(self, under_replicated: int) -> dict:
         """This broker's controller metrics now (``backend/view/metrics.py``)."""
         queue_time, timers = self.events.stats.snapshot()
         return broker_metrics(controller_gauges(self.ctx, self.is_active), self.events.state,
                               {"size": self.events.size(), "time_ms": queue_time}, timers,
-                              self.unclean_elections, under_replicated)
+                              self.gauges.unclean_elections, under_replicated)
 
     def _preempt(self, queued: QueuedEvent) -> None:
         """Kafka's ``ControlledShutdown.preempt``: the waiting broker is answered at once."""
@@ -153,8 +139,7 @@ class KafkaController:
         acted: this broker's id and the epoch it believes it has (a zombie's old one), where the
         record does not name them itself — a write ZooKeeper refused included (DESIGN.md)."""
         epoch = self.ctx.epoch or None
-        self.unclean_elections += sum(1 for r in records if r.kind == "election" and r.election == "offline_unclean"
-                                      and r.outcome == "ok")
+        self.gauges.count_unclean_elections(records)
         records = [r if r.controller_id is not None and r.controller_epoch is not None
                    else replace(r, controller_id=self.broker_id if r.controller_id is None else r.controller_id,
                                 controller_epoch=epoch if r.controller_epoch is None else r.controller_epoch)

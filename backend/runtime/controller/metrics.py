@@ -11,7 +11,8 @@ import threading
 
 from backend.core.controller.events import ControllerState
 from backend.core.records import Record
-from backend.view.metrics import rate_and_time_metric_name
+from backend.core.subjects import metric_subject
+from backend.view.metrics import controller_gauges, rate_and_time_metric_name
 from backend.runtime.peers import Emit
 
 TIMED_WRITES = 200
@@ -79,3 +80,28 @@ class EventStats:
         """``(EventQueueTimeMs, {timer name: its values})``."""
         with self._lock:
             return self._queue_time.snapshot(), {n: t.snapshot() for n, t in self._timers.items()}
+
+
+class GaugeReporter:
+    """Kafka's ``updateMetrics``, run after every event: each controller gauge that changed
+    becomes a ``metric`` record, so the replay log (and Spark) holds every value it took. It
+    also counts this controller's unclean elections (``UncleanLeaderElectionsPerSec``)."""
+
+    def __init__(self, broker_id: int, emit: Emit) -> None:
+        self.broker_id = broker_id
+        self._emit = emit
+        self._last: dict[str, int] = {}
+        self.unclean_elections = 0
+
+    def update(self, ctx, active: bool) -> None:
+        gauges = controller_gauges(ctx, active)
+        changed = [(name, value) for name, value in gauges.items() if self._last.get(name, 0) != value]
+        self._last = gauges
+        if changed:
+            self._emit([Record(kind="metric", subject=metric_subject(name), broker_id=self.broker_id, op=name,
+                               count=value, note=f"Broker {self.broker_id}: {name} is now {value}.")
+                        for name, value in changed])
+
+    def count_unclean_elections(self, records) -> None:
+        self.unclean_elections += sum(1 for r in records if r.kind == "election" and r.election == "offline_unclean"
+                                      and r.outcome == "ok")
