@@ -66,6 +66,7 @@ class ControllerEventManager:
         self.stats = EventStats()
         self._thread = threading.Thread(target=self._run, name=f"controller-event-thread-{broker_id}", daemon=True)
         self._started = False
+        self._closed = False
 
     def start(self) -> None:
         self._started = True
@@ -75,6 +76,8 @@ class ControllerEventManager:
     def put(self, event: ControllerEvent) -> QueuedEvent:
         with self._cond:
             queued = QueuedEvent(next(self._ids), event)
+            if self._closed:
+                queued.started.set()  # no thread will take it: nobody may wait for that
             self._queue.append(queued)
             stamped = self._emit([self._record(queued, "queued")])
             queued.queued_seq = stamped[0].seq if stamped else None
@@ -137,6 +140,7 @@ class ControllerEventManager:
         if not self._started:
             return
         self.clear_and_put(ShutdownEventThread())
+        self._closed = True
         self._gate.set()
         self._thread.join(timeout)
 
