@@ -98,8 +98,8 @@ class GaugeReporter:
         changed = [(name, value) for name, value in gauges.items() if self._last.get(name, 0) != value]
         self._last = gauges
         if changed:
-            self._emit([Record(kind="metric", subject=metric_subject(name), broker_id=self.broker_id, op=name,
-                               count=value, note=f"Broker {self.broker_id}: {name} is now {value}.")
+            self._emit([Record(kind="metric", subject=metric_subject(name), to_state="changed",
+                               broker_id=self.broker_id, op=name, count=value, note=f"Broker {self.broker_id}: {name} is now {value}.")
                         for name, value in changed])
 
     def count_unclean_elections(self, records) -> None:
