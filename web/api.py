@@ -6,10 +6,11 @@ calls of ``web.service`` (which the socket handlers call too) and errors to stat
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from backend.faultscript.limits import MAX_JSON_DEPTH
+from backend.view.metrics import prometheus_text
 from web import service, zk_health
 from web.clients import current_client
 from web.openapi import openapi_document
@@ -98,6 +99,15 @@ def apply_fault(sandbox_id):
 @bp.get("/sandboxes/<sandbox_id>/snapshot")
 def snapshot(sandbox_id):
     return jsonify(service.sandbox_for(manager(), sandbox_id, token()).snapshot())
+
+
+@bp.get("/sandboxes/<sandbox_id>/metrics")
+def metrics(sandbox_id):
+    """JSON, or Prometheus' text format for a scraper that asks for ``text/plain``."""
+    values = service.sandbox_for(manager(), sandbox_id, token()).cluster.metrics()
+    if request.accept_mimetypes.best_match(["application/json", "text/plain"]) == "text/plain":
+        return Response(prometheus_text(values), mimetype="text/plain; version=0.0.4")
+    return jsonify(values)
 
 
 @bp.get("/sandboxes/<sandbox_id>/records")

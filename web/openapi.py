@@ -216,6 +216,14 @@ def openapi_document() -> dict:
             "/api/sandboxes/{sandbox_id}/snapshot": {"parameters": _ID, "get": {
                 "summary": "The page's view state at the latest seq", "security": _TOKEN,
                 "responses": _responses("200", "Snapshot")}},
+            "/api/sandboxes/{sandbox_id}/metrics": {"parameters": _ID, "get": {
+                "summary": "The controller's metrics by Kafka's names, per broker, and ActiveControllerCount summed "
+                           "over the brokers (JSON; Prometheus' text format with Accept: text/plain)",
+                "security": _TOKEN, "responses": {
+                    **_responses("200", "Metrics"),
+                    "200": {"description": "OK", "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Metrics"}},
+                        "text/plain": {"schema": {"type": "string"}}}}}}},
             "/api/sandboxes/{sandbox_id}/records": {"parameters": [*_ID,
                 {"name": "since", "in": "query", "schema": {"type": "integer", "minimum": 0}},
                 {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0}}],
@@ -256,6 +264,8 @@ def openapi_document() -> dict:
                 "Record": {"type": "object", "required": ["v", "session_id", "seq", "ts_ms", "kind", "subject"],
                            "properties": record_props, "description": "See docs/records.md."},
                 "Snapshot": {"type": "object", "properties": {"seq": {"type": "integer"}, "view": {"type": "object"}}},
+                "Metrics": {"type": "object", "description": "See backend/view/metrics.py.", "properties": {
+                    "ActiveControllerCount": {"type": "integer"}, "brokers": {"type": "object"}}},
                 "RecordPage": {"type": "object", "properties": {
                     "records": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
                     "next": {"type": "integer"}}},

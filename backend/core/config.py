@@ -25,6 +25,9 @@ class Setting:
     maximum: int | None = None
     """The largest value an integer setting may take; 0 is the smallest unless ``minimum`` says."""
     minimum: int = 0
+    static: bool = False
+    """Kafka reads it once, when the broker starts (a "read-only" broker setting): a change
+    applies to a broker only after it restarts."""
 
 
 # ZooKeeper accepts session timeouts of 2 to 20 ticks unless its server sets other bounds; the
@@ -38,12 +41,12 @@ HOUR_MS = 3_600_000
 SETTINGS: Mapping[str, Setting] = MappingProxyType({s.name: s for s in (
     Setting("zookeeper.session.timeout.ms", int, 18000, 4000,
             "How long ZooKeeper waits for a silent broker before its session (and /brokers/ids/<id>) expires.",
-            minimum=ZK_MIN_SESSION_TIMEOUT_MS, maximum=ZK_MAX_SESSION_TIMEOUT_MS),
+            minimum=ZK_MIN_SESSION_TIMEOUT_MS, maximum=ZK_MAX_SESSION_TIMEOUT_MS, static=True),
     Setting("unclean.leader.election.enable", bool, False, False,
             "May a replica outside the ISR become leader when no ISR member is alive? (Data may be lost.)",
             topic_level=True),
     Setting("auto.leader.rebalance.enable", bool, True, True,
-            "Run the preferred-replica election for brokers whose leader imbalance is too high."),
+            "Run the preferred-replica election for brokers whose leader imbalance is too high.", static=True),
     Setting("leader.imbalance.check.interval.seconds", int, 300, 30,
             "How often the controller checks the leader imbalance.", maximum=86_400),
     Setting("leader.imbalance.per.broker.percentage", int, 10, 10,
@@ -61,7 +64,7 @@ SETTINGS: Mapping[str, Setting] = MappingProxyType({s.name: s for s in (
             maximum=1000),
     Setting("request.timeout.ms", int, 30000, 5000, "How long a produce request waits for the ISR.", maximum=HOUR_MS),
     Setting("control.plane.listener.name", str, None, None,
-            "When set, controller requests get their own queue on every broker (KIP-291)."),
+            "When set, controller requests get their own queue on every broker (KIP-291).", static=True),
     Setting("kclab.request.handling.ms", int, 0, 0,
             "Lab only: how long a broker's request thread spends on each produce request (its disk write), so "
             "a burst of produce requests can hold up the controller's requests behind it (KIP-291).", maximum=10_000),

@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 
 KINDS = (
     "zk", "controller_event", "controller", "broker", "partition", "replica", "election",
-    "isr", "request", "log", "fault", "lesson",
+    "isr", "request", "log", "fault", "lesson", "metric",
 )
 ELECTIONS = ("offline", "offline_unclean", "preferred", "controlled_shutdown", "reassign")
 OUTCOMES = (

@@ -26,5 +26,9 @@ def request_subject(name: str, correlation_id: int) -> str:
     return f"request:{name}#{correlation_id}"
 
 
+def metric_subject(name: str) -> str:
+    return f"metric:{name}"
+
+
 def event_subject(name: str, event_id: int) -> str:
     return f"event:{name}#{event_id}"

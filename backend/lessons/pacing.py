@@ -88,25 +88,18 @@ def _backlog(step: Step, config: KafkaConfig) -> Timer | None:
                  ({"kind": "request", "op": "LeaderAndIsr", "to_state": "applied"},))
 
 
-def _rebalance(step: Step | None, config: KafkaConfig) -> Timer | None:
-    if step is not None and (step.args["name"] != "auto.leader.rebalance.enable" or step.args["value"] is not True):
-        return None
-    return Timer(step, "leader.imbalance.check.interval.seconds", "the controller's leader-imbalance check", True)
-
-
 TIMERS: dict[str, Callable[[Step, KafkaConfig], Timer | None]] = {
     "stall_follower": _lag_check,
     "pause_broker": _session("frozen broker's"),
     "crash_broker": _session("crashed broker's"),
     "produce": _backlog,
-    "set_config": _rebalance,
 }
 
 
 def running_timers(steps: Iterable[Step], config: KafkaConfig) -> dict[int, tuple[Timer, ...]]:
     """For each stop (by step index), the timers running while it waits."""
     running: list[Timer] = []
-    if config["auto.leader.rebalance.enable"]:
+    if config["auto.leader.rebalance.enable"]:  # static: only the cluster's own setting starts it
         running.append(Timer(Step(0, 1, "cluster", {}), "leader.imbalance.check.interval.seconds",
                              "the controller's leader-imbalance check", True))
     out = {}
@@ -114,8 +107,6 @@ def running_timers(steps: Iterable[Step], config: KafkaConfig) -> dict[int, tupl
         if is_stop(step):
             out[step.index] = tuple(running)
         running = [t for t in running if not t.resolved_by(step)]
-        if step.op == "set_config" and step.args["name"] == "auto.leader.rebalance.enable" and not step.args["value"]:
-            running = [t for t in running if t.setting != "leader.imbalance.check.interval.seconds"]
         started = TIMERS.get(step.op, lambda s, c: None)(step, config)
         if started is not None:
             running.append(started)

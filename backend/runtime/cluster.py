@@ -31,6 +31,7 @@ from backend.runtime.polling import poll_until
 from backend.runtime.producer import AckLedger, Producer
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.stage import StageDirections
+from backend.view.metrics import cluster_metrics, under_replicated_partitions
 from backend.zk.admin import AdminZkClient
 from backend.zk.multi_read import ensemble_answers_multi_read
 from backend.zk.operator import OperatorSession
@@ -173,6 +174,13 @@ class Cluster:
             controller = self.active_controller()
             return controller.ctx if controller is not None else None
         return inspection.inspect(self.operator, active_context, self.brokers, self.ledger.lost_count, znodes)
+
+    def metrics(self) -> dict:
+        """Every live broker's controller metrics, and ``ActiveControllerCount`` summed over them
+        (``backend/view/metrics.py``): a paused broker still reports what it believes."""
+        per_broker = {b: broker.controller.metrics(under_replicated_partitions(b, broker.state.partitions.values()))
+                      for b, broker in self.brokers.items() if broker.alive and broker.controller is not None}
+        return cluster_metrics(per_broker)
 
     def znode_versions(self, timeout_s: float = 15.0) -> dict[str, tuple[int, int]]:
         """Every znode of the cluster with (czxid, mzxid): what changed between two looks."""

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from backend.core.config import ConfigError, config_string, parse_value
+from backend.core.config import SETTINGS, ConfigError, config_string, parse_value
 from backend.core.controller import events as ev
 from backend.core.dispatch import dispatch_table
 from backend.core.errors import KafkaException
@@ -158,8 +158,8 @@ def _set_config(cluster, args, record):
     controller = cluster.active_controller()
     if controller is not None and value and name == "unclean.leader.election.enable":
         controller.events.put(ev.UncleanLeaderElectionEnable())
-    if controller is not None and value and name == "auto.leader.rebalance.enable":
-        controller.events.put(ev.AutoPreferredReplicaLeaderElection())
+    if SETTINGS[name].static:
+        return f"Set {name}={value} for every broker; Kafka reads it when a broker starts, so it applies after a restart."
     return f"Set {name}={value} on every broker."
 
 

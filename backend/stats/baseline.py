@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from backend.core.records import KINDS
-from backend.stats.schema import LINE_SCHEMA, REQUIRED_RECORD_FIELDS
+from backend.stats.schema import LINE_SCHEMA, REQUIRED_RECORD_FIELDS, ZOMBIE_WRITE_OUTCOMES
 from backend.view.page import broken_rules
 
 _INT_RANGE = {"IntegerType": (-2**31, 2**31 - 1), "LongType": (-2**63, 2**63 - 1)}
@@ -250,7 +250,7 @@ def compute(replays: str | Path) -> dict:
                 elections[r.get("election")] += 1
             elif kind == "log" and outcome == "data_loss":
                 losses[r.get("acks") or "unknown"] += r.get("count") or 0
-            elif kind == "zk" and state == "write_refused" and outcome == "rejected_stale_epoch":
+            elif kind == "zk" and state == "write_refused" and outcome in ZOMBIE_WRITE_OUTCOMES:
                 fenced += 1
             elif kind == "request" and outcome == "rejected_stale_epoch":
                 stale += 1

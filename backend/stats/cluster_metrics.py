@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from backend.stats.events import STATE_ZNODE, attribute_faults
+from backend.stats.schema import ZOMBIE_WRITE_OUTCOMES
 
 
 def failovers(records: DataFrame) -> DataFrame:
@@ -113,11 +114,13 @@ def data_losses(records: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
 
 def fenced(records: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
     """Epoch fencing at work: a zombie controller's ZooKeeper write refused (``zk`` /
-    ``write_refused`` / ``rejected_stale_epoch``) and a request a broker rejected for its stale
-    controller epoch (``request`` / ``rejected_stale_epoch``). Columns: sk, seq, what
-    (``zombie_write`` or ``stale_request``)."""
+    ``write_refused``, by the epoch check — ``rejected_stale_epoch`` — or by its expired session
+    — ``error``, as in Kafka 2.8, where the new session waits for ``Expire``) and a request a
+    broker rejected for its stale controller epoch (``request`` / ``rejected_stale_epoch``).
+    Columns: sk, seq, what (``zombie_write`` or ``stale_request``)."""
     stale = F.col("outcome") == "rejected_stale_epoch"
-    zombie = (F.col("kind") == "zk") & (F.col("to_state") == "write_refused") & stale
+    zombie = ((F.col("kind") == "zk") & (F.col("to_state") == "write_refused")
+              & F.col("outcome").isin(*ZOMBIE_WRITE_OUTCOMES))
     request = (F.col("kind") == "request") & stale
     return (records.where(zombie | request)
             .select("sk", "seq", F.when(zombie, "zombie_write").otherwise("stale_request").alias("what"), *carry))

@@ -94,3 +94,9 @@ JSON_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
 def field_type(name: str) -> T.DataType:
     """The Spark type of a record or header field (KeyError for an unknown name)."""
     return RECORD_TYPES[name] if name in RECORD_TYPES else HEADER_TYPES[name]
+
+
+ZOMBIE_WRITE_OUTCOMES = ("rejected_stale_epoch", "error")
+"""How a zombie controller's ZooKeeper write is refused (``zk`` / ``write_refused``): by the
+epoch check, or — Kafka 2.8's usual way, the new session waiting for ``Expire`` — by its expired
+session. (``bad_version`` is a conflict of a live controller, not a zombie.)"""

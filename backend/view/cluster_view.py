@@ -33,7 +33,7 @@ _BROKER_STATES = {"started": "alive", "registered": "alive", "resumed": "alive",
 def empty_view() -> dict[str, Any]:
     return {"seq": -1, "controller": None, "controller_epoch": None, "brokers": {}, "znodes": {},
             "partitions": {}, "replicas": {}, "events": {}, "requests": {}, "last_fault": None,
-            "last_refused": None, "config": {"topics": {}, "brokers": {}}, "lesson": None}
+            "last_refused": None, "config": {"topics": {}, "brokers": {}}, "lesson": None, "metrics": {}}
 
 
 def fold(records: Iterable[dict], view: dict | None = None) -> dict[str, Any]:
@@ -222,6 +222,11 @@ def _fault(view: dict, r: dict) -> None:
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
+def _metric(view: dict, r: dict) -> None:
+    """The controller gauges each broker last reported, by Kafka's names (``metric`` records)."""
+    view["metrics"].setdefault(str(r["broker_id"]), {})[r["op"]] = r["count"]
+
+
 def _partition(view: dict, topic: str, partition: int) -> dict:
     return view["partitions"].setdefault(f"{topic}-{partition}", {
         "topic": topic, "partition": partition, "replicas": [], "adding": [], "removing": [], "leader": None,
@@ -249,4 +254,4 @@ def _leader_fields(partition: dict, r: dict) -> None:
 _HANDLERS = {"zk": _zk, "controller": _controller, "partition": _partition_record, "election": _election_or_isr,
              "isr": _election_or_isr, "replica": _replica, "broker": _broker_record,
              "controller_event": _controller_event, "request": _request, "fault": _fault, "log": _log,
-             "lesson": fold_lesson}
+             "lesson": fold_lesson, "metric": _metric}

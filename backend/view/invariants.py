@@ -76,8 +76,12 @@ def _zk(c: dict, view: dict, r: dict) -> None:
     detail = r.get("detail") or {}
     path = detail.get("path") or r["subject"][len("znode:"):]
     if r.get("to_state") == "write_refused":
-        if r.get("outcome") == "rejected_stale_epoch" and r.get("controller_id") is not None:
+        if r.get("controller_id") is None:
+            return
+        if r.get("outcome") == "rejected_stale_epoch":
             ctl.fence(c, r["controller_id"], r, f"ZooKeeper refused its write of {path}")
+        elif detail.get("error") == "SESSIONEXPIRED":  # Kafka 2.8's usual way: its session is gone
+            ctl.fence(c, r["controller_id"], r, f"its session had expired: its write of {path} never reached ZooKeeper")
         return
     data = detail.get("data") if r.get("to_state") != "deleted" else None
     state, topic, broker = _STATE_PATH.match(path), _TOPIC_PATH.match(path), _BROKER_PATH.match(path)

@@ -110,6 +110,22 @@ class KafkaZkClient:
         found = self._get_many({b: paths.broker_path(b) for b in ids})
         return {b: codec.decode_broker(b, data, stat.czxid) for b, (data, stat) in found.items()}
 
+    def get_broker(self, broker_id: int, watch: Watch | None = None) -> BrokerInfo | None:
+        """One registration, arming ``watch`` on its znode (Kafka's BrokerModificationsHandler)."""
+        path = paths.broker_path(broker_id)
+        if self.zk.exists(path, watch=as_watch(watch)) is None:
+            return None
+        try:
+            data, stat = self.zk.get(path)
+        except NoNodeError:
+            return None
+        return codec.decode_broker(broker_id, data, stat.czxid)
+
+    def watch_brokers(self, broker_ids: Iterable[int], watch: Callable[[int], Watch]) -> None:
+        """Arm a data watch on each registration (``registerBrokerModificationsHandler``)."""
+        for handle in [self.zk.exists_async(paths.broker_path(b), watch=as_watch(watch(b))) for b in broker_ids]:
+            handle.get(timeout=TIMEOUT_S)
+
     def get_all_topics(self, watch: Watch | None = None) -> set[str]:
         return set(self.zk.get_children(paths.BROKER_TOPICS, watch=as_watch(watch)))
 

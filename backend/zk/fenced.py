@@ -2,9 +2,17 @@
 ``check(/controller_epoch, epoch_zk_version)`` (§3 layer 1, Kafka 2.1+, KAFKA-6082).
 
 Kafka's ``KafkaZkClient`` wraps every controller request this way
-(``retryRequestsUntilConnected(requests, expectedControllerEpochZkVersion)``). When the check
-fails, ZooKeeper answers the whole transaction with BADVERSION on the check and nothing is
-applied: that is how a zombie controller is stopped — by ZooKeeper's own version check.
+(``retryRequestsUntilConnected(requests, expectedControllerEpochZkVersion)``), one operation
+per transaction. When the check fails, ZooKeeper answers the check with BADVERSION and nothing
+is applied: that is how a zombie controller is stopped — by ZooKeeper's own version check.
+
+ZooKeeper answers a failed ``multi`` op by op: the operations *before* the one that failed come
+back as ``RolledBackError`` (error code 0: "it would have worked, but was undone"), the failed
+one with its own error, the ones after it as ``RuntimeInconsistency``. So a passed check is a
+``RolledBackError`` when the write after it failed, and only a check that itself failed with
+BADVERSION means the controller moved (Kafka's ``unwrapResponseWithControllerEpochCheck``); a
+BADVERSION on the written znode is that znode's conflict (``bad_version``: the caller re-reads
+and retries that partition), and deleting a znode that is already gone is not an error.
 
 The typed writes of ``backend.core.controller.plan`` become transactions here; submissions are pipelined
 (async) and results are collected in order.
@@ -16,13 +24,17 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError, ZookeeperError
+from kazoo.exceptions import (
+    BadVersionError, NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency, SessionExpiredError,
+    ZookeeperError,
+)
 
 from backend.core.controller.plan import (
     CreatePartitionState, DeleteController, DeleteIsrChangeNotifications, DeletePreferredReplicaElection,
     DeleteTopicDeletionFlags, DeleteTopicZnodes, RemoveFromPartitionReassignment, SetTopicAssignment,
     UpdatePartitionState, WriteResult,
 )
+from backend.core.errors import ControllerMovedException
 from backend.core.records import Record
 from backend.core.subjects import znode_subject
 from backend.zk import codec, paths
@@ -30,11 +42,13 @@ from backend.zk.handler import deferred_wakeups
 
 TIMEOUT_S = 10.0
 WAKE_BATCH = 100  # transactions queued between two wake-ups of kazoo's connection thread
-MAX_OPS_PER_TRANSACTION = 500  # ZooKeeper requests are capped at about 1 MB (jute.maxbuffer)
+UNDONE = (RolledBackError, RuntimeInconsistency)
+"""What ZooKeeper answers for the operations of a failed ``multi`` other than the failed one."""
 
 
-class Fenced(Exception):
-    """The ``/controller_epoch`` check failed: this controller is not the controller any more."""
+class Fenced(ControllerMovedException):
+    """The ``/controller_epoch`` check failed with BADVERSION: this controller is not the
+    controller any more (Kafka throws ``ControllerMovedException`` here)."""
 
 
 class FencedWriter:
@@ -57,16 +71,20 @@ class FencedWriter:
         return tx.commit_async()
 
     def _wait(self, handle, ignore=()) -> list:
-        """The transaction's results; raises ``Fenced`` when the epoch check failed, else the
-        first real error of the operations (``ignore`` lists harmless ones, e.g. NoNode)."""
+        """The transaction's results, classified as Kafka's ``unwrapResponseWithControllerEpochCheck``
+        does: ``Fenced`` when the epoch check itself failed with BADVERSION, the check's own error
+        when it failed otherwise (e.g. no ``/controller_epoch``), else the error of the operation
+        that failed (``ignore`` lists harmless ones, e.g. NoNode for a delete). A check that
+        passed comes back as ``RolledBackError`` when a later operation failed: not an error."""
         results = handle.get(timeout=TIMEOUT_S)
-        if isinstance(results[0], Exception):
-            raise Fenced()
-        for result in results[1:]:
-            if isinstance(result, Exception) and not isinstance(result, RolledBackError):
-                if isinstance(result, ignore):
-                    return results
-                raise result
+        check = results[0]
+        if isinstance(check, BadVersionError):
+            raise Fenced(f"/controller_epoch is no longer at version {self.epoch_zk_version}")
+        if isinstance(check, Exception) and not isinstance(check, UNDONE):
+            raise check
+        failed = next((r for r in results[1:] if isinstance(r, Exception) and not isinstance(r, UNDONE)), None)
+        if failed is not None and not isinstance(failed, ignore):
+            raise failed
         return results
 
     # -- the writes ----------------------------------------------------------------------------------
@@ -107,20 +125,24 @@ class FencedWriter:
         kind = WRITES[type(write)]
         try:
             if handle is None:
-                kind.perform(self, write)
-                return WriteResult("ok")
+                return kind.perform(self, write) or WriteResult("ok")
             results = self._wait(handle, ignore=kind.ignore)
             return WriteResult("ok", zk_version=kind.version(results))
         except Fenced:
-            self._refused(write, "rejected_stale_epoch", (
+            self._refused(write, "rejected_stale_epoch", "BADVERSION", (
                 f"ZooKeeper refused the write of {kind.path(write)}: /controller_epoch is no longer at version "
                 f"{self.epoch_zk_version}, so this controller has been replaced (its write is fenced)."))
             return WriteResult("rejected_stale_epoch")
         except BadVersionError:
-            self._refused(write, "bad_version", (
+            self._refused(write, "bad_version", "BADVERSION", (
                 f"The write of {kind.path(write)} failed with BADVERSION: someone changed the znode since it was "
                 f"read; the controller reads it again and retries."))
             return WriteResult("bad_version")
+        except SessionExpiredError:
+            self._refused(write, "error", "SESSIONEXPIRED", (
+                f"The write of {kind.path(write)} never reached ZooKeeper's data: this broker's session has "
+                f"expired, and a client whose session expired can do nothing more with it (SESSIONEXPIRED)."))
+            return WriteResult("error", reason="SessionExpiredError")
         except (ZookeeperError, Exception) as exc:  # noqa: BLE001 - every outcome becomes a value
             return WriteResult("error", reason=f"{type(exc).__name__}: {exc}".rstrip(": "))
 
@@ -153,6 +175,9 @@ class FencedWriter:
             self._wait(handle, ignore=(NoNodeError,))
 
     def _delete_recursive(self, root: str) -> None:
+        """Kafka's ``deleteRecursive``: children first, each delete a fenced transaction of its
+        own (so a child already gone fails only its own delete, which is fine); the deletes go
+        out pipelined, and ZooKeeper applies one session's requests in order."""
         order, stack = [], [root]
         while stack:
             path = stack.pop()
@@ -162,35 +187,37 @@ class FencedWriter:
             except NoNodeError:
                 pass
         order.sort(key=lambda p: -p.count("/"))  # children first
-        for start in range(0, len(order), MAX_OPS_PER_TRANSACTION):
-            chunk = order[start:start + MAX_OPS_PER_TRANSACTION]
-            self._wait(self._tx([lambda tx, p=p: tx.delete(p) for p in chunk]), ignore=(NoNodeError,))
+        self._delete_each(order)
 
-    def _remove_from_reassignment(self, write: RemoveFromPartitionReassignment) -> None:
-        for _ in range(5):  # an operator may rewrite the znode meanwhile: re-read on conflict
-            try:
-                data, stat = self.zk.get(paths.REASSIGN_PARTITIONS)
-            except NoNodeError:
-                return
-            pending = dict(codec.decode_reassignment(data))
-            for tp, target in write.partitions:
-                if tp in pending and (target is None or tuple(pending[tp]) == tuple(target)):
-                    del pending[tp]
-            try:
-                if pending:
-                    encoded = codec.encode_reassignment(pending)
-                    self._wait(self._tx([lambda tx: tx.set_data(paths.REASSIGN_PARTITIONS, encoded, version=stat.version)]))
-                else:
-                    self._wait(self._tx([lambda tx: tx.delete(paths.REASSIGN_PARTITIONS, version=stat.version)]),
-                               ignore=(NoNodeError,))
-                return
-            except BadVersionError:
-                continue
+    def _remove_from_reassignment(self, write: RemoveFromPartitionReassignment) -> WriteResult | None:
+        """Kafka's ``maybeRemoveFromZkReassignment``: read the znode, drop the partitions, and
+        write the rest back at *any* version (``setOrCreatePartitionReassignment``) or delete it
+        when nothing is left (``deletePartitionReassignment``) — an operator's change made
+        between the read and the write is overwritten, as in Kafka."""
+        try:
+            pending = dict(codec.decode_reassignment(self.zk.get(paths.REASSIGN_PARTITIONS)[0]))
+        except NoNodeError:
+            return None
+        for tp, target in write.partitions:
+            if tp in pending and (target is None or tuple(pending[tp]) == tuple(target)):
+                del pending[tp]
+        if not pending:
+            self._wait(self._tx([lambda tx: tx.delete(paths.REASSIGN_PARTITIONS)]), ignore=(NoNodeError,))
+            return WriteResult("ok", deleted=True)
+        encoded = codec.encode_reassignment(pending)
+        try:
+            self._wait(self._tx([lambda tx: tx.set_data(paths.REASSIGN_PARTITIONS, encoded)]))
+        except NoNodeError:
+            self._wait(self._tx([lambda tx: tx.create(paths.REASSIGN_PARTITIONS, encoded)]))
+        return None
 
-    def _refused(self, write, outcome: str, note: str) -> None:
+    def _refused(self, write, outcome: str, error: str, note: str) -> None:
+        """``error`` is ZooKeeper's code (``BADVERSION``: the epoch check or the znode's version;
+        ``SESSIONEXPIRED``: the zombie of Kafka 2.8, whose session ended while it was frozen), so
+        the invariant panel can tell a fenced zombie from a live controller's conflict."""
         path = WRITES[type(write)].path(write)
         self._emit([Record(kind="zk", subject=znode_subject(path), to_state="write_refused", outcome=outcome,
-                           note=note, detail={"path": path, "write": type(write).__name__,
+                           note=note, detail={"path": path, "write": type(write).__name__, "error": error,
                                               "controller_epoch_version": self.epoch_zk_version})])
 
 
@@ -204,7 +231,7 @@ class _Write:
     transaction: Callable[[object], Callable] | None = None
     version: Callable[[list], int | None] = lambda results: None
     ignore: tuple = ()
-    perform: Callable[[FencedWriter, object], None] | None = None
+    perform: Callable[[FencedWriter, object], WriteResult | None] | None = None
 
 
 def _state_path(write) -> str:

@@ -27,6 +27,9 @@ from backend.zk.handler import PollingThreadingHandler
 from backend.zk.observer import ZkObserver
 
 START_TIMEOUT_S = 15
+READ_DEADLINE_S = 15
+"""How long a check's read keeps trying through a dropped connection (e.g. while an ensemble
+loses the server this session was on and it moves to another) before it gives up."""
 
 
 class OperatorSession:
@@ -39,6 +42,7 @@ class OperatorSession:
         self._client = KazooClient(hosts=zk_hosts + chroot, handler=PollingThreadingHandler(),
                                    connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0))
         self.admin = AdminZkClient(self._client)
+        self._read_retry = KazooRetry(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5, deadline=READ_DEADLINE_S)
         self._observer: ZkObserver | None = None
         self._chroot_made = False
 
@@ -90,21 +94,29 @@ class OperatorSession:
             pass
 
     # -- what the lab's checks read --------------------------------------------------------------
-    def controller_id(self) -> int | None:
+    def _read(self, call, *args):
+        """``call(*args)`` on this session, tried again while the connection is down (kazoo
+        raises ``ConnectionLoss`` for a request caught in a dropped connection): a check reads
+        through a reconnect within the session instead of failing on it."""
+        return self._read_retry.copy()(call, *args)
+
+    def _get(self, path: str) -> bytes | None:
+        """The znode's bytes, ``None`` when there is no such znode."""
         try:
-            data, _ = self._client.get(paths.CONTROLLER)
+            return self._read(self._client.get, path)[0]
         except NoNodeError:
             return None
-        return codec.decode_controller(data)
+
+    def controller_id(self) -> int | None:
+        data = self._get(paths.CONTROLLER)
+        return None if data is None else codec.decode_controller(data)
 
     def controller_epoch(self) -> int | None:
-        try:
-            return int(self._client.get(paths.CONTROLLER_EPOCH)[0])
-        except NoNodeError:
-            return None
+        data = self._get(paths.CONTROLLER_EPOCH)
+        return None if data is None else int(data)
 
     def topic_exists(self, topic: str) -> bool:
-        return self._client.exists(paths.topic_path(topic)) is not None
+        return self._read(self._client.exists, paths.topic_path(topic)) is not None
 
     def topic_partition_counts(self) -> dict[str, int]:
         """Each topic in ``/brokers/topics`` with its number of partitions (for the size bounds)."""
@@ -122,7 +134,7 @@ class OperatorSession:
         for topic in self._children(paths.BROKER_TOPICS):
             for p in self._children(paths.topic_partitions_path(topic)):
                 try:
-                    data, stat = self._client.get(paths.partition_state_path(topic, int(p)))
+                    data, stat = self._read(self._client.get, paths.partition_state_path(topic, int(p)))
                 except NoNodeError:
                     continue
                 states[TopicPartition(topic, int(p))] = codec.decode_partition_state(data, stat.version)
@@ -132,10 +144,8 @@ class OperatorSession:
         """Each znode's bytes (``b""`` when empty), ``None`` when there is no such znode."""
         found = {}
         for path in znodes:
-            try:
-                found[path] = self._client.get(path)[0] or b""
-            except NoNodeError:
-                found[path] = None
+            data = self._get(path)
+            found[path] = None if data is None else data or b""
         return found
 
     def znode_versions(self, timeout_s: float = 15.0) -> dict[str, tuple[int, int]]:
@@ -165,7 +175,7 @@ class OperatorSession:
 
     def _children(self, path: str) -> list[str]:
         try:
-            return sorted(self._client.get_children(path))
+            return sorted(self._read(self._client.get_children, path))
         except NoNodeError:
             return []
 

@@ -48,10 +48,11 @@ class ZkSession:
         client_id = self._client.client_id
         return None if client_id is None else hex(client_id[0])
 
-    def wait_connected(self, timeout_s: float) -> bool:
-        """Poll until kazoo reports the connection back (or ``timeout_s`` passes)."""
+    def wait_connected(self, timeout_s: float, or_until: Callable[[], bool] = lambda: False) -> bool:
+        """Poll until kazoo reports the connection back, ``or_until()`` holds (e.g. the session
+        was found expired), or ``timeout_s`` passes; whether it is connected."""
         deadline = time.monotonic() + timeout_s
-        while self._client.state != KazooState.CONNECTED and time.monotonic() < deadline:
+        while self._client.state != KazooState.CONNECTED and not or_until() and time.monotonic() < deadline:
             time.sleep(0.02)
         return self._client.state == KazooState.CONNECTED
 

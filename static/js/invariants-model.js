@@ -39,8 +39,11 @@ export function checkRules(view, r) {
 function zk(c, view, r) {
   const path = r.detail.path || r.subject.slice('znode:'.length);
   if (r.to_state === 'write_refused') {
-    if (r.outcome === 'rejected_stale_epoch' && r.controller_id !== null) {
+    if (r.controller_id === null) return;
+    if (r.outcome === 'rejected_stale_epoch') {
       ctl.fence(c, r.controller_id, r, `ZooKeeper refused its write of ${path}`);
+    } else if (r.detail.error === 'SESSIONEXPIRED') { // Kafka 2.8's usual way: its session is gone
+      ctl.fence(c, r.controller_id, r, `its session had expired: its write of ${path} never reached ZooKeeper`);
     }
     return;
   }

@@ -27,7 +27,7 @@ const BROKER_STATES = new Map([
 export function emptyView() {
   return {seq: -1, controller: null, controller_epoch: null, brokers: {}, znodes: {},
     partitions: {}, replicas: {}, events: {}, requests: {}, last_fault: null,
-    last_refused: null, config: {topics: {}, brokers: {}}, lesson: null, invariants: emptyChecks()};
+    last_refused: null, config: {topics: {}, brokers: {}}, lesson: null, invariants: emptyChecks(), metrics: {}};
 }
 
 /** Apply `records` (objects, as on the wire) in order to a copy of `view`. */
@@ -215,6 +215,11 @@ function log(view, r) {
   }
 }
 
+/** The controller gauges each broker last reported, by Kafka's names (`metric` records). */
+function metric(view, r) {
+  (view.metrics[String(r.broker_id)] ??= {})[r.op] = r.count;
+}
+
 function fault(view, r) {
   view.last_fault = {op: r.op, outcome: r.outcome, note: r.note, seq: r.seq};
 }
@@ -243,5 +248,5 @@ const HANDLERS = new Map([
   ['zk', zk], ['controller', controller], ['partition', partitionRecord], ['election', electionOrIsr],
   ['isr', electionOrIsr], ['replica', replica], ['broker', brokerRecord],
   ['controller_event', controllerEvent], ['request', request], ['fault', fault], ['log', log],
-  ['lesson', foldLesson],
+  ['lesson', foldLesson], ['metric', metric],
 ]);

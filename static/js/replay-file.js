@@ -19,7 +19,7 @@ export const EMPTY = 'the file is empty: a replay log starts with a session head
 
 // backend/core/records.py (the contract test compares them)
 export const KINDS = ['zk', 'controller_event', 'controller', 'broker', 'partition', 'replica', 'election',
-  'isr', 'request', 'log', 'fault', 'lesson'];
+  'isr', 'request', 'log', 'fault', 'lesson', 'metric'];
 export const ELECTIONS = ['offline', 'offline_unclean', 'preferred', 'controlled_shutdown', 'reassign'];
 export const OUTCOMES = ['ok', 'rejected_stale_epoch', 'bad_version', 'invalid_transition', 'no_leader', 'error',
   'data_loss', 'refused'];

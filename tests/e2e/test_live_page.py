@@ -173,6 +173,11 @@ def test_a_paused_controller_past_its_session_is_a_zombie_whose_requests_bounce(
     new = wait_until(lambda: (s := shown_equals_zookeeper(page, zk)) and s["controller"] not in (None, controller) and s,
                      30, "another broker to become controller once the paused one's session expired")
     assert new["epoch"] == before["epoch"] + 1
+    # Operators watch ActiveControllerCount summed over the brokers: the frozen zombie still counts.
+    summary = page.locator("p.ctl-summary")
+    wait_until(lambda: summary.get_attribute("data-active-controller-count") == "2", 20,
+               "the page to count the zombie beside the new controller")
+    assert "zombie" in summary.text_content()
 
     broker_action(page, controller, "resume")
     # The zombie's LeaderAndIsr requests come back rejected (drawn bouncing, for a few seconds)...
@@ -186,6 +191,9 @@ def test_a_paused_controller_past_its_session_is_a_zombie_whose_requests_bounce(
     page.wait_for_selector(".znode .badge.refused:not(.hidden), li.znode.ghost[data-refused-path]")
     final = wait_until(lambda: shown_equals_zookeeper(page, zk), 20, "the page to agree with ZooKeeper")
     assert final["controller"] == new["controller"] and final["epoch"] == new["epoch"]
+    wait_until(lambda: summary.get_attribute("data-active-controller-count") == "1", 20, "the zombie to stop counting")
+    assert page.locator(f'section.ctl-module[data-module-broker="{new["controller"]}"] '
+                        f'div.metric[data-metric="ActiveControllerCount"]').get_attribute("data-value") == "1"
     assert not page_errors(page)
 
 

@@ -66,9 +66,20 @@ def test_zombie_is_fenced_by_zookeeper_and_by_the_brokers(zk_hosts, chroot, zk_c
     bounced = [r for r in records if r.kind == "request" and r.outcome == "rejected_stale_epoch"]
     assert bounced and all(r.controller_id == 0 and r.controller_epoch == 1 for r in bounced)
     assert {r.op for r in bounced} >= {"LeaderAndIsr"} and all(r.seq > resumed.seq for r in bounced)
-    # ...and ZooKeeper refuses its write; then it resigns.
-    [refused] = [r for r in records if r.kind == "zk" and r.outcome == "rejected_stale_epoch"]
-    assert refused.seq > resumed.seq and refused.detail["controller_epoch_version"] == 1
+    # ...and its write meets its expired session: as in Kafka 2.8, Expire was put when the
+    # session was found lost, and the new session waited until Expire was taken
+    # (awaitProcessing), so the zombie's event finished against the expired session. Then it
+    # resigns, and only then registers again on a new session.
+    [refused] = [r for r in records if r.kind == "zk" and r.to_state == "write_refused"]
+    assert refused.seq > resumed.seq and refused.outcome == "error" and "SESSIONEXPIRED" in refused.note
+    expire = [r for r in records if r.kind == "controller_event" and r.op == "Expire" and r.broker_id == 0]
+    queued, taken = (next(r for r in expire if r.to_state == s) for s in ("queued", "processing"))
+    assert queued.seq < resumed.seq and refused.seq < taken.seq
+    # Every record the zombie's action caused says who acted and the epoch it believed it had.
+    assert (refused.controller_id, refused.controller_epoch) == (0, 1)
+    acted = [r for r in records if r.kind in ("request", "election", "partition", "replica")
+             or (r.kind == "zk" and r.to_state == "write_refused")]
+    assert acted and all(r.controller_id is not None and r.controller_epoch is not None for r in acted)
     resigned = next(r for r in records if r.kind == "controller" and r.to_state == "resigned" and r.broker_id == 0)
     assert resigned.seq > refused.seq
     # ZooKeeper's own data (the cluster is stopped, its znodes kept): epoch 2 at version 2, and
@@ -85,5 +96,5 @@ def test_zombie_is_fenced_by_zookeeper_and_by_the_brokers(zk_hosts, chroot, zk_c
             assert json.loads(state)["controller_epoch"] == 2, (p, state)
     # The zombie came back as an ordinary broker with a new session and broker epoch.
     registrations = [r for r in records if r.kind == "broker" and r.broker_id == 0 and r.to_state == "registered"]
-    assert len(registrations) == 2
+    assert len(registrations) == 2 and registrations[1].seq > taken.seq
     assert registrations[1].detail["broker_epoch"] > registrations[0].detail["broker_epoch"]

@@ -38,7 +38,8 @@ def test_the_zombie_is_named_then_fenced_and_no_rule_breaks(protocol_logs):
     fenced = [z for _, zs in zombies for z in zs if z["fenced"] is not None]
     assert fenced and "harmless" in fenced[0]["text"]
     fence = next(r for r in records if r["seq"] == fenced[0]["fenced"])
-    assert fence.get("outcome") == "rejected_stale_epoch" or fence.get("to_state") == "fenced"
+    assert (fence.get("outcome") == "rejected_stale_epoch" or fence.get("to_state") == "fenced"
+            or (fence.get("detail") or {}).get("error") == "SESSIONEXPIRED")
     final = states[-1][1]["rules"]
     assert final["one_controller"]["info"]["zombies"] == [], "the zombie resigned"
     assert final["no_stale_apply"]["info"]["refused"] >= 2, "both brokers bounced its epoch-1 LeaderAndIsr"
@@ -96,6 +97,28 @@ def _state(seq, partition, leader, isr, leader_epoch, to_state="changed"):
     return _r(seq, "zk", f"znode:{path}", to_state=to_state,
               detail={"path": path, "data": {"leader": leader, "isr": isr, "leader_epoch": leader_epoch,
                                              "controller_epoch": 1}})
+
+
+def test_a_zombie_whose_session_expired_is_fenced_by_its_refused_write_and_only_such_a_write_fences():
+    """Kafka 2.8's zombie: frozen past its session, its next write fails with SESSIONEXPIRED —
+    harmless from then on. A write refused for another reason (a conflict) fences nobody."""
+    def zombie_after(refusal):
+        records = [_r(1, "controller", "broker:0", to_state="elected", broker_id=0, controller_epoch=1),
+                   _r(2, "controller", "broker:1", to_state="elected", broker_id=1, controller_epoch=2),
+                   _r(3, "zk", "znode:/admin/preferred_replica_election", to_state="write_refused",
+                      controller_id=0, controller_epoch=1, **refusal)]
+        [zombie] = zombies_of(fold(records))
+        return zombie
+    expired = zombie_after({"outcome": "error", "detail": {"path": "/admin/preferred_replica_election",
+                                                           "error": "SESSIONEXPIRED"}})
+    assert expired["fenced"] == 3 and "its session had expired" in expired["text"] and "harmless" in expired["text"]
+    conflict = zombie_after({"outcome": "error", "detail": {"path": "/admin/preferred_replica_election",
+                                                            "error": "CONNECTIONLOSS"}})
+    assert conflict["fenced"] is None and "Not fenced yet" in conflict["text"]
+
+
+def zombies_of(view: dict) -> list[dict]:
+    return view["invariants"]["rules"]["one_controller"]["info"]["zombies"]
 
 
 def test_a_deleted_topics_epochs_start_again_and_a_restarted_broker_forgets_epochs():

@@ -32,6 +32,19 @@ def test_snapshot_is_the_view_and_records_follow_it(client, sandbox):
     assert [r["seq"] for r in page["records"]] == list(range(10)) and page["next"] == 10
 
 
+def test_metrics_come_as_json_and_in_prometheus_text_format(client, sandbox):
+    url = f"/api/sandboxes/{sandbox['id']}/metrics"
+    metrics = client.get(url, headers=headers(sandbox)).get_json()
+    assert metrics["ActiveControllerCount"] == 1
+    assert metrics["brokers"]["0"]["ActiveControllerCount"] == 1 and metrics["brokers"]["1"]["GlobalTopicCount"] == 0
+    text = client.get(url, headers={**headers(sandbox), "Accept": "text/plain"})
+    assert text.mimetype == "text/plain"
+    body = text.get_data(as_text=True)
+    assert 'kafka_controller_kafkacontroller_activecontrollercount{broker="0"} 1' in body
+    assert "kafka_controller_activecontrollercount_sum 1" in body
+    assert client.get(url).status_code in (401, 403)  # a sandbox's metrics are its owner's
+
+
 def test_a_fault_applies_and_its_effect_is_visible(client, sandbox):
     response = client.post(f"/api/sandboxes/{sandbox['id']}/faults", headers=headers(sandbox),
                            json={"op": "crash_broker", "broker": 2})

@@ -10,6 +10,7 @@ discarded.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Mapping
 
 from ..model import BrokerInfo, PartitionAndReplica
@@ -50,11 +51,29 @@ def process_broker_change(ctx: ControllerContext, current: Mapping[int, BrokerIn
     return Done(ctx)
 
 
+def process_broker_modification(ctx: ControllerContext, broker_id: int, current: BrokerInfo | None) -> Program:
+    """``BrokerModifications``: a live broker's registration changed in place. Kafka compares
+    the endpoints (and features, which the lab does not model) with what it holds and, when they
+    differ, takes the new ones and sends UpdateMetadata to every broker (``onBrokerUpdate``);
+    the broker epoch stays, because the znode was not created again."""
+    old = ctx.live_brokers.get(broker_id)
+    if current is None or old is None or (current.host, current.port) == (old.host, old.port):
+        return Done(ctx)
+    ctx = ctx.evolve(live_brokers={**ctx.live_brokers, broker_id: replace(current, epoch=old.epoch)})
+    yield from emit([Record(
+        kind="controller", subject=f"broker:{broker_id}", to_state="broker_updated", broker_id=broker_id,
+        controller_id=ctx.controller_id, controller_epoch=ctx.epoch,
+        note=f"Broker {broker_id}'s registration changed its endpoint {old.host}:{old.port} → "
+             f"{current.host}:{current.port}; the controller tells every broker with UpdateMetadata.")],
+        update_metadata(ctx, ctx.live_or_shutting_down_broker_ids))
+    return Done(ctx)
+
+
 def on_broker_startup(ctx: ControllerContext, new_brokers: Iterable[int]) -> Program:
     new_brokers = sorted(new_brokers)
     existing = ctx.live_or_shutting_down_broker_ids - set(new_brokers)
-    with_leaders = sorted(ctx.partition_leadership_info)
-    yield from emit(requests=update_metadata(ctx, existing) + update_metadata(ctx, new_brokers, with_leaders))
+    yield from emit(requests=update_metadata(ctx, existing)
+                    + update_metadata(ctx, new_brokers, ctx.partitions_with_leaders()))
     replicas = ctx.replicas_on_brokers(new_brokers)
     ctx, _ = yield from replica_changes(ctx, replicas, ReplicaState.OnlineReplica)
     ctx, _ = yield from trigger_online_partition_state_change(ctx)

@@ -122,6 +122,11 @@ class ControllerContext:
     def is_topic_queued_up_for_deletion(self, topic: str) -> bool:
         return topic in self.topics_to_be_deleted
 
+    def partitions_with_leaders(self) -> list[TopicPartition]:
+        """Kafka's ``partitionsWithLeaders``: partitions with leader info, topics queued for
+        deletion left out — what a broker that just started is told about."""
+        return sorted(tp for tp in self.partition_leadership_info if not self.is_topic_queued_up_for_deletion(tp.topic))
+
     def partitions_with_offline_leader(self) -> list[TopicPartition]:
         """Partitions whose leader is not online (topics being deleted are not counted)."""
         return sorted(tp for tp, info in self.partition_leadership_info.items()

@@ -69,7 +69,9 @@ def on_controller_failover(ctx: ControllerContext, metadata: ClusterMetadata) ->
     yield from emit([_record(ctx, "context_loaded", (
         f"Loaded the cluster from ZooKeeper: {len(ctx.live_brokers)} live broker(s) {sorted(ctx.live_brokers)}, "
         f"{len(ctx.all_topics)} topic(s), {len(ctx.partition_assignments)} partition(s)."))])
-    to_delete = set(metadata.topics_to_delete) & ctx.all_topics
+    # Every flag is queued, a topic that no longer exists included: its deletion completes at
+    # once (no replica is left to stop), which removes the flag (Kafka's resumeDeletions).
+    to_delete = set(metadata.topics_to_delete)
     ineligible = {t for t in to_delete if any(not ctx.is_replica_online(r.replica) for r in ctx.replicas_for_topic(t))}
     ineligible |= {tp.topic for tp in ctx.partitions_being_reassigned} & to_delete
     ctx, _ = yield from topic_deletion.init(ctx, to_delete, ineligible)
@@ -77,16 +79,15 @@ def on_controller_failover(ctx: ControllerContext, metadata: ClusterMetadata) ->
     ctx, _ = yield from replica_state_machine_startup(ctx)
     ctx, _ = yield from partition_state_machine_startup(ctx)
     yield from emit([_record(ctx, "active", f"Ready to serve as the new controller with epoch {ctx.epoch}.")])
-    resumed: set[TopicPartition] = set()
+    resumed: set[TopicPartition] = set()  # Kafka's initializePartitionReassignments
     if metadata.zk_reassignment:
-        resumed = set(metadata.zk_reassignment)
-        ctx, _ = yield from reassignment.process_zk_partition_reassignment(ctx, metadata.zk_reassignment)
+        ctx, resumed = yield from reassignment.process_zk_partition_reassignment(ctx, metadata.zk_reassignment)
     ctx, _ = yield from reassignment.maybe_resume_reassignments(ctx, lambda tp, _: tp not in resumed)
     ctx, _ = yield from topic_deletion.try_topic_deletion(ctx)
-    if metadata.preferred_replica_election is not None:
-        pending = [tp for tp in metadata.preferred_replica_election
-                   if tp in ctx.partition_assignments and not ctx.is_topic_queued_up_for_deletion(tp.topic)]
-        ctx, _ = yield from leader_balance.process_replica_leader_election(ctx, pending, "PREFERRED", "ZkTriggered")
+    # Kafka runs this even when nothing is pending: it deletes the znode and re-arms its watch.
+    pending = [tp for tp in metadata.preferred_replica_election or ()
+               if tp in ctx.partition_assignments and not ctx.is_topic_queued_up_for_deletion(tp.topic)]
+    ctx, _ = yield from leader_balance.process_replica_leader_election(ctx, pending, "PREFERRED", "ZkTriggered")
     return Done(ctx)
 
 

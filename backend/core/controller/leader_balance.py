@@ -19,7 +19,8 @@ from .election import OfflinePartitionLeaderElectionStrategy, PreferredReplicaPa
 from .election_algorithms import preferred_replica_partition_leader_election
 from .partition_state_machine import handle_state_changes as partition_changes
 from .plan import DeletePreferredReplicaElection
-from .program import Done, Program, attempt, emit
+from .events import ReplicaLeaderElection
+from .program import Done, Program, attempt, emit, put_events
 from .states import PartitionState
 
 # Kafka's ApiError names for the outcome of each partition of a triggered election.
@@ -70,8 +71,12 @@ def on_replica_election(ctx: ControllerContext, partitions, election_type: str, 
     if partitions:
         ctx, results = yield from partition_changes(ctx, partitions, PartitionState.OnlinePartition, strategy)
     if trigger == "ZkTriggered":
-        # Deleted even if some elections failed: the request has been handled.
-        yield from attempt([DeletePreferredReplicaElection()])
+        # Deleted even if some elections failed: the request has been handled. Kafka's watch
+        # acts on the znode's creation only, so the event is put again to arm it for the next
+        # request (removePartitionsFromPreferredReplicaElection).
+        [deleted] = yield from attempt([DeletePreferredReplicaElection()])
+        if deleted.ok:  # Kafka's delete throws on any other answer, and puts nothing
+            yield from put_events(ReplicaLeaderElection())
     return Done(ctx, results)
 
 

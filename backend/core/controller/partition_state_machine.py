@@ -37,9 +37,6 @@ from .request_batch import RequestBatch
 from .states import PartitionState, is_valid_transition
 
 P = PartitionState
-MAX_RETRIES = 20
-"""Kafka retries a BADVERSION forever; we stop after this many rounds so a runaway concurrent
-writer shows up as an error record instead of a stuck controller thread."""
 
 
 def handle_state_changes(
@@ -130,9 +127,7 @@ def _elect_leader_for_partitions(ctx: ControllerContext, partitions, strategy, b
     """Kafka's loop: read the states, elect, write conditionally; retry the conflicts only."""
     results: dict = {}
     remaining = list(partitions)
-    for _ in range(MAX_RETRIES):
-        if not remaining:
-            break
+    while remaining:  # as Kafka's: a BADVERSION is retried until the write lands, with no cap
         states = yield from read_partition_states(remaining)
         current, records = {}, []
         for tp in remaining:
@@ -159,9 +154,6 @@ def _elect_leader_for_partitions(ctx: ControllerContext, partitions, strategy, b
         yield from emit(records)
         outcomes = yield from attempt(UpdatePartitionState(r.topic_partition, r.leader_and_isr) for r in chosen)
         ctx, remaining = yield from _apply_elections(ctx, chosen, current, outcomes, batch, results)
-    for tp in remaining:
-        results[tp] = f"gave up after {MAX_RETRIES} conflicting writes"
-        yield from emit([state_changes.failure(ctx, tp, "election", f"{tp}: {results[tp]}.")])
     return Done(ctx, results)
 
 

@@ -119,6 +119,8 @@ class WriteResult:
     outcome: str
     zk_version: int | None = None
     reason: str | None = None
+    deleted: bool = False
+    """``RemoveFromPartitionReassignment`` emptied the znode and deleted it."""
 
     @property
     def ok(self) -> bool:
@@ -134,3 +136,6 @@ class Plan:
     records: tuple[Record, ...] = ()
     reads: tuple[TopicPartition, ...] = ()
     """Partition state znodes to read; a plan reads or writes, never both."""
+    events: tuple[Any, ...] = ()
+    """Controller events to put on this controller's own queue (Kafka's ``eventManager.put``
+    from inside the controller, e.g. to re-arm a watch after deleting the znode it watches)."""

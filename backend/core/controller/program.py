@@ -4,7 +4,7 @@ A program is a generator: it yields :class:`~.plan.Plan` values, receives the wr
 (or, for a plan that reads, the partition states read), and returns :class:`Done` — the
 context after it and its result. The runtime drives it against ZooKeeper and the brokers
 (``backend.runtime.controller``); the tests drive it with literal answers. ``emit``,
-``read_partition_states`` and ``attempt`` are the primitives programs are written with.
+``put_events``, ``read_partition_states`` and ``attempt`` are the primitives programs are written with.
 """
 
 from __future__ import annotations
@@ -35,6 +35,11 @@ def emit(records=(), requests=()) -> Program:
     """Hand records and requests to the runtime (no writes)."""
     if records or requests:
         yield Plan(records=tuple(records), requests=tuple(requests))
+
+
+def put_events(*events) -> Program:
+    """Put controller events on the controller's own queue, processed after this one."""
+    yield Plan(events=tuple(events))
 
 
 def read_partition_states(partitions) -> Program:

@@ -25,10 +25,10 @@ from ..subjects import partition_subject
 from . import topic_deletion
 from .context import ControllerContext
 from .election import ReassignPartitionLeaderElectionStrategy
-from .partition_state_machine import MAX_RETRIES
+from .events import ZkPartitionReassignment
 from .partition_state_machine import handle_state_changes as partition_changes
 from .plan import RemoveFromPartitionReassignment, SetTopicAssignment, UpdatePartitionState
-from .program import Done, Program, attempt, emit, read_partition_states
+from .program import Done, Program, attempt, emit, put_events, read_partition_states
 from .replica_state_machine import handle_state_changes as replica_changes
 from .request_batch import RequestBatch, update_metadata
 from .states import PartitionState, ReplicaState
@@ -37,13 +37,15 @@ R = ReplicaState
 
 
 def process_zk_partition_reassignment(ctx: ControllerContext, requested: Mapping[TopicPartition, tuple[int, ...]]) -> Program:
-    """``/admin/reassign_partitions`` appeared (or is found at failover) with ``requested``.
+    """``/admin/reassign_partitions`` was created (or is found at failover) with ``requested``;
+    returns ``Done(ctx, the partitions whose reassignment started)``.
 
     One deliberate difference from Kafka 2.8: a reassignment that overrides an unfinished one
     and would stop the replica that currently leads is refused (the fix proposed in KAFKA-14808,
     which no Kafka release contains), so a partition is never left without a leader by an
     operator's second thought."""
     failed: list[tuple[TopicPartition, tuple[int, ...] | None]] = []
+    reassigned: set[TopicPartition] = set()
     for tp, target in sorted(requested.items()):
         current = ctx.partition_assignments.get(tp)
         if ctx.is_topic_queued_up_for_deletion(tp.topic) or current is None:
@@ -64,9 +66,19 @@ def process_zk_partition_reassignment(ctx: ControllerContext, requested: Mapping
             failed.append((tp, tuple(target)))
             continue
         ctx, _ = yield from on_partition_reassignment(ctx, tp, new)
+        reassigned.add(tp)
     if failed:
-        yield from attempt([RemoveFromPartitionReassignment(tuple(failed))])
-    return Done(ctx)
+        yield from maybe_remove_from_zk_reassignment(tuple(failed))
+    return Done(ctx, reassigned)
+
+
+def maybe_remove_from_zk_reassignment(partitions) -> Program:
+    """Drop ``partitions`` from ``/admin/reassign_partitions``; when that deletes the znode, put
+    ``ZkPartitionReassignment`` so its handler arms the watch for the next one — Kafka's watch
+    acts on the znode's *creation* only, and a deletion re-arms nothing by itself."""
+    [outcome] = yield from attempt([RemoveFromPartitionReassignment(tuple(partitions))])
+    if outcome.deleted:
+        yield from put_events(ZkPartitionReassignment())
 
 
 def maybe_resume_reassignments(ctx: ControllerContext, should_resume: Callable[[TopicPartition, ReplicaAssignment], bool]) -> Program:
@@ -112,7 +124,7 @@ def on_partition_reassignment(ctx: ControllerContext, tp: TopicPartition, reassi
     ctx, _ = yield from _move_reassigned_partition_leader_if_required(ctx, tp, completed)
     ctx, _ = yield from _stop_removed_replicas(ctx, tp, reassignment.removing_replicas)
     ctx, _ = yield from _update_replica_assignment_for_partition(ctx, tp, completed)
-    yield from attempt([RemoveFromPartitionReassignment(((tp, completed.replicas),))])
+    yield from maybe_remove_from_zk_reassignment(((tp, completed.replicas),))
     ctx = ctx.evolve(partitions_being_reassigned=ctx.partitions_being_reassigned - {tp})
     yield from emit([_record(ctx, tp, "reassigned", f"Reassignment of {tp} completed: replicas are now "
                                                     f"{list(completed.replicas)}.")],
@@ -151,8 +163,9 @@ def _update_leader_epoch_and_send_request(ctx, tp, assignment) -> Program:
 
 
 def update_leader_epoch(ctx: ControllerContext, tp: TopicPartition) -> Program:
-    """Same leader and ISR, leader epoch + 1 — so every replica learns the new replica set."""
-    for _ in range(MAX_RETRIES):
+    """Same leader and ISR, leader epoch + 1 — so every replica learns the new replica set.
+    A BADVERSION is retried until the write lands, as Kafka's loop does."""
+    while True:
         info = (yield from read_partition_states([tp])).get(tp)
         if info is None or info.controller_epoch > ctx.epoch:
             why = "it has no state znode" if info is None else "a newer controller wrote its state"

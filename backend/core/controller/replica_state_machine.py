@@ -26,7 +26,6 @@ from typing import Iterable
 from ..model import NO_LEADER, LeaderIsrAndControllerEpoch, PartitionAndReplica, ReplicaAssignment, TopicPartition
 from . import state_change_log as state_changes
 from .context import ControllerContext
-from .partition_state_machine import MAX_RETRIES
 from .plan import UpdatePartitionState
 from .program import Done, Program, attempt, emit, read_partition_states
 from .request_batch import RequestBatch
@@ -146,9 +145,7 @@ def remove_replicas_from_isr(ctx: ControllerContext, replica_id: int, partitions
     updated: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
     records: list = []
     remaining = list(partitions)
-    for _ in range(MAX_RETRIES):
-        if not remaining:
-            break
+    while remaining:  # as Kafka's: a BADVERSION is retried until the write lands, with no cap
         states = yield from read_partition_states(remaining)
         writes, planned, unchanged = [], [], {}
         for tp in remaining:

@@ -55,19 +55,25 @@ class RequestBatch:
     def add_update_metadata_request_for_brokers(
         self, ctx: ControllerContext, broker_ids: Iterable[int], partitions: Iterable[TopicPartition] = (),
     ) -> None:
-        """Queue UpdateMetadata for ``partitions`` (none = brokers only) to ``broker_ids``."""
+        """Queue UpdateMetadata for ``partitions`` (none = brokers only) to ``broker_ids``.
+
+        As Kafka's: a replica on a broker in controlled shutdown counts as offline, and a
+        partition of a topic queued for deletion goes out as ``LeaderAndIsr.duringDelete(isr)`` —
+        leader -2 (LeaderDuringDelete), leader epoch and zkVersion back at their initial 0."""
         self._update_metadata_brokers.update(b for b in broker_ids if b >= 0)
         for tp in partitions:
             info = ctx.partition_leadership_info.get(tp)
             if info is None:
                 continue  # partitions without leader info are skipped, as in Kafka
             lai = info.leader_and_isr
+            if ctx.is_topic_queued_up_for_deletion(tp.topic):
+                leader, leader_epoch, zk_version = LEADER_DURING_DELETE, 0, 0
+            else:
+                leader, leader_epoch, zk_version = lai.leader, lai.leader_epoch, lai.zk_version
             replicas = ctx.partition_replica_assignment(tp)
             self._update_metadata_partitions[tp] = UpdateMetadataPartitionState(
-                tp.topic, tp.partition, info.controller_epoch,
-                LEADER_DURING_DELETE if ctx.is_topic_queued_up_for_deletion(tp.topic) else lai.leader,
-                lai.leader_epoch, lai.isr, lai.zk_version, replicas,
-                tuple(r for r in replicas if not ctx.is_replica_online(r, include_shutting_down=True)),
+                tp.topic, tp.partition, info.controller_epoch, leader, leader_epoch, lai.isr, zk_version, replicas,
+                tuple(r for r in replicas if not ctx.is_replica_online(r)),
             )
 
     def add_stop_replica_request_for_brokers(

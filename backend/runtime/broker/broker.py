@@ -207,10 +207,13 @@ class SimulatedBroker:
         self.gate.wait()
 
     def resume(self, timeout: float = 20.0) -> None:
-        """Wake up: reconnect to ZooKeeper first (learning whether the session survived), then
-        let the frozen threads carry on with what they were doing."""
+        """Wake up: reconnect to ZooKeeper first, learning whether the session survived, then
+        let the frozen threads carry on with what they were doing. When it did not, the new
+        session waits until the controller thread takes ``Expire`` (Kafka's awaitProcessing),
+        which it can only do once it runs again: so the threads go on as soon as the session
+        is known lost, and finish their work against the expired session."""
         self.network.resume()
-        self.session.wait_connected(timeout)
+        self.session.wait_connected(timeout, or_until=lambda: self._session_lost)
         self.status = "running"
         self._emit("resumed", f"Broker {self.id} woke up and carries on where it stopped, with what it believed then.")
         self.gate.set()

@@ -27,6 +27,7 @@ class ArmedWatches:
         self._generation = 0
         self._lost: dict = {}
         self._controller_watch_lost = False
+        self._broker_watches: tuple[int, dict] = (-1, {})
 
     @property
     def generation(self) -> int:
@@ -46,26 +47,42 @@ class ArmedWatches:
             self._put(ev.ControllerChange())
 
     def for_handlers(self) -> dict[str, Callable]:
-        """One watch callback per Kafka handler, valid until this controller resigns."""
+        """One watch callback per Kafka handler, valid until this controller resigns. The
+        per-broker one is the same callable for a broker within one generation, so arming it
+        again (at every BrokerChange) leaves kazoo one watcher, not two."""
         generation = self._generation
+        if self._broker_watches[0] != generation:
+            self._broker_watches = (generation, {})
+        per_broker = self._broker_watches[1]
 
-        def put(key, event_factory):
+        def put(key, event_factory, acts_on=None):
             def fire(watched: WatchEvent | None = None):
                 if generation != self._generation or not self._is_active():
                     return
                 if watched is not None and watched.connection_lost:
                     self._lost[key] = event_factory  # re-armed when the connection is back
                     return
+                if acts_on is not None and watched is not None and watched.type != acts_on:
+                    return  # Kafka's handler overrides only handleCreation (or handleDataChange)
                 self._put(event_factory())
             return fire
+
+        def broker(broker_id):
+            if broker_id not in per_broker:
+                per_broker[broker_id] = put(("broker", broker_id), lambda: ev.BrokerModifications(broker_id),
+                                            acts_on="changed")
+            return per_broker[broker_id]
 
         return {
             "brokers": put("brokers", ev.BrokerChange), "topics": put("topics", ev.TopicChange),
             "topic": lambda topic: put(("topic", topic), lambda: ev.PartitionModifications(topic)),
             "delete_topics": put("delete_topics", ev.TopicDeletion),
             "isr_change": put("isr_change", ev.IsrChangeNotification),
-            "reassign": put("reassign", ev.ZkPartitionReassignment),
-            "preferred": put("preferred", ev.ReplicaLeaderElection),
+            # PartitionReassignmentHandler and PreferredReplicaElectionHandler act on creation only;
+            # the controller puts their event itself after deleting the znode, to arm them again.
+            "reassign": put("reassign", ev.ZkPartitionReassignment, acts_on="created"),
+            "preferred": put("preferred", ev.ReplicaLeaderElection, acts_on="created"),
+            "broker": broker,
         }
 
     def restore(self) -> None:

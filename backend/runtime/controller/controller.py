@@ -24,20 +24,27 @@ from backend.core.config import KafkaConfig
 from backend.core.controller import events as ev
 from backend.core.controller import failover
 from backend.core.controller.context import ControllerContext
-from backend.core.controller.plan import Plan
+from backend.core.controller.plan import DeleteController, Plan
 from backend.core.controller.program import Done, run_program
+from backend.core.broker.replica_manager import STALE_CONTROLLER_EPOCH
 from backend.core.errors import ControllerMovedException
 from backend.core.records import Record
 from backend.runtime.controller.armed_watches import ArmedWatches
 from backend.runtime.controller.channel_manager import ControllerChannelManager
 from backend.runtime.controller.event_manager import ControllerEventManager, QueuedEvent
 from backend.runtime.controller.handlers import HANDLERS
-from backend.runtime.controller.metrics import ControllerStats
+from backend.runtime.controller.metrics import ControllerStats, GaugeReporter
 from backend.runtime.lab_clock import LabClock, LabTimer
 from backend.runtime.peers import BrokerDirectory, Emit
 from backend.runtime.stage import PausePoint, StageDirections
+from backend.view.metrics import broker_metrics, controller_gauges
 from backend.zk.client import KafkaZkClient
 from backend.zk.watches import SessionState
+
+
+EXPIRE_AWAIT_S = 30.0
+"""A bound on the wait for ``Expire`` (Kafka waits for ever): a controller thread stuck for
+this long must not keep the broker from ever opening a new session."""
 
 
 class KafkaController:
@@ -58,6 +65,8 @@ class KafkaController:
         self.pause_point = pause_point
         self.register_broker = register_broker
         self.ctx = ControllerContext(controller_id=broker_id, config=config())
+        self.auto_leader_rebalance_enable = config()["auto.leader.rebalance.enable"]
+        """Static in Kafka (``config.autoLeaderRebalanceEnable``): read when the broker starts."""
         self.active_controller_id = -1
         self.events = ControllerEventManager(broker_id, self._process, emit=emit, event_ids=event_ids, gate=gate,
                                              preempt=self._preempt)
@@ -65,6 +74,7 @@ class KafkaController:
         self.watches = ArmedWatches(self.events.put, lambda: self.is_active)
         self.stats = ControllerStats(broker_id, self.emit)
         self._current: QueuedEvent | None = None
+        self.gauges = GaugeReporter(broker_id, self.emit)
         self._rebalance_timer: LabTimer | None = None
         self._lock = threading.Lock()
 
@@ -87,7 +97,12 @@ class KafkaController:
         within the same session restores the watches kazoo dropped."""
         if state is SessionState.LOST:
             self.watches.forget()
-            self.events.clear_and_put(ev.Expire())
+            # beforeInitializingSession: the new session waits until Expire is being processed,
+            # so whatever the thread is doing now finishes against the expired session, never
+            # on a new one. (Blocking kazoo's thread here is what holds the new session back;
+            # its requests meanwhile fail at once with SessionExpired.)
+            expire = self.events.clear_and_put(ev.Expire())
+            expire.await_processing(EXPIRE_AWAIT_S)
         elif state is SessionState.CONNECTED and session_was_lost:
             self.events.put(ev.RegisterBrokerAndReelect())
         elif state is SessionState.CONNECTED:
@@ -103,15 +118,32 @@ class KafkaController:
             self.emit([self.note("controller_moved", f"{exc}")])
             self.maybe_resign()
         finally:
+            self.gauges.update(self.ctx, self.is_active)  # Kafka's updateMetrics, after every event
             self._current = None
 
+    def metrics(self, under_replicated: int) -> dict:
+        """This broker's controller metrics now (``backend/view/metrics.py``)."""
+        queue_time, timers = self.events.stats.snapshot()
+        return broker_metrics(controller_gauges(self.ctx, self.is_active), self.events.state,
+                              {"size": self.events.size(), "time_ms": queue_time}, timers,
+                              self.gauges.unclean_elections, under_replicated)
+
     def _preempt(self, queued: QueuedEvent) -> None:
+        """Kafka's ``ControlledShutdown.preempt``: the waiting broker is answered at once."""
         callback = getattr(queued.event, "callback", None)
         if callback is not None:
-            callback(error="NOT_CONTROLLER")
+            callback(error=STALE_CONTROLLER_EPOCH, message="ControllerMovedException: the event was preempted")
 
     def emit(self, records: list[Record]) -> list[Record]:
-        """Emit records caused by the event being processed (if any)."""
+        """Emit records caused by the event being processed (if any), each signed with who
+        acted: this broker's id and the epoch it believes it has (a zombie's old one), where the
+        record does not name them itself — a write ZooKeeper refused included (DESIGN.md)."""
+        epoch = self.ctx.epoch or None
+        self.gauges.count_unclean_elections(records)
+        records = [r if r.controller_id is not None and r.controller_epoch is not None
+                   else replace(r, controller_id=self.broker_id if r.controller_id is None else r.controller_id,
+                                controller_epoch=epoch if r.controller_epoch is None else r.controller_epoch)
+                   for r in records]
         current = self._current
         if current is None:
             return self._cluster_emit(records)
@@ -124,15 +156,18 @@ class KafkaController:
                           if r.controller_id is None else r for r in records])
 
     # -- running the core's programs ----------------------------------------------------------
-    def run(self, program) -> Done | None:
-        """Carry out a program of the core; returns its ``Done``, or ``None`` if it was fenced."""
+    def run(self, program, resign_when_fenced: bool = True) -> Done | None:
+        """Carry out a program of the core; returns its ``Done``, or ``None`` if it was fenced
+        (then the controller resigns, as Kafka's ``process`` does on ``ControllerMovedException``,
+        unless the caller catches it as controlled shutdown's ``Try`` does)."""
         epoch_zk_version = self.ctx.epoch_zk_version
         finished = run_program(program, lambda plan: self._execute(plan, epoch_zk_version))
         if finished.controller_moved:
             self.emit([self.note("fenced", (
                 f"ZooKeeper refused a write of broker {self.broker_id}: /controller_epoch is no longer at "
                 f"version {epoch_zk_version}, so another broker has become controller."))])
-            self.maybe_resign()
+            if resign_when_fenced:
+                self.maybe_resign()
             return None
         self.ctx = finished.value.ctx
         return finished.value
@@ -147,6 +182,8 @@ class KafkaController:
             result = self._write(list(plan.writes), epoch_zk_version)
         if plan.requests:
             self.channel.send(plan.requests, self._on_response)
+        for event in plan.events:
+            self.events.put(event)
         return result
 
     def _write(self, writes: list, epoch_zk_version: int) -> list:
@@ -197,15 +234,38 @@ class KafkaController:
             return
         self.active_controller_id = self.broker_id
         self.stage.election_decided()
-        self.ctx, record = failover.become_controller(self.ctx, epoch, zk_version)
-        self.emit([record])
-        self._on_controller_failover()
+        try:
+            self.ctx, record = failover.become_controller(self.ctx, epoch, zk_version)
+            self.emit([record])
+            self._on_controller_failover()
+        except ControllerMovedException:
+            self.maybe_resign()
+        except Exception as exc:  # noqa: BLE001 - Kafka's elect(): any other Throwable moves the controller
+            self.emit([self.note("failover_failed", (
+                f"Broker {self.broker_id} failed while becoming controller ({type(exc).__name__}: {exc}); "
+                f"it resigns and deletes /controller so that another broker can try (triggerControllerMove)."),
+                outcome="error")])
+            self.trigger_controller_move()
 
     def _on_controller_failover(self) -> None:
-        metadata = self.zk.read_cluster_metadata(self.watches.for_handlers())
+        watches = self.watches.for_handlers()
+        metadata = self.zk.read_cluster_metadata(watches)
+        self.zk.watch_brokers(metadata.brokers, watches["broker"])
         self.run(failover.on_controller_failover(self.ctx, metadata))
-        if self.is_active and self.ctx.config["auto.leader.rebalance.enable"]:
+        if self.is_active and self.auto_leader_rebalance_enable:
             self.schedule_rebalance(self.ctx.config["kclab.auto.leader.rebalance.initial.delay.ms"] / 1000)
+
+    def trigger_controller_move(self) -> None:
+        """Kafka's ``triggerControllerMove``: resign and delete ``/controller`` — fenced at the
+        epoch's version, so a controller that has already moved deletes nothing."""
+        current = self.zk.get_controller_id(watch=self.watches.on_controller)
+        self.active_controller_id = -1 if current is None else current
+        if not self.is_active:
+            return
+        epoch_zk_version = self.ctx.epoch_zk_version
+        self.active_controller_id = -1
+        self.resign("it could not finish becoming controller.")
+        self.zk.execute([DeleteController()], epoch_zk_version, emit=self.emit)
 
     def maybe_resign(self) -> None:
         was_active = self.is_active

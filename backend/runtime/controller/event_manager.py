@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 import traceback
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from backend.core.controller.events import ControllerEvent, ControllerState, ShutdownEventThread
 from backend.core.records import Record
 from backend.core.subjects import event_subject
+from backend.runtime.controller.metrics import EventStats
 
 
 @dataclass
@@ -30,6 +32,13 @@ class QueuedEvent:
     event: ControllerEvent
     queued_seq: int | None = None
     """The seq of the record that announced this event: what its consequences point back to."""
+    enqueued_at: float = field(default_factory=time.monotonic)
+    started: threading.Event = field(default_factory=threading.Event)
+    """Set when the thread takes the event (or it is preempted): Kafka's ``processingStarted``."""
+
+    def await_processing(self, timeout: float) -> bool:
+        """Kafka's ``QueuedEvent.awaitProcessing``: wait until the thread has taken this event."""
+        return self.started.wait(timeout)
 
     @property
     def subject(self) -> str:
@@ -54,8 +63,10 @@ class ControllerEventManager:
         self._cond = threading.Condition()
         self._current: QueuedEvent | None = None
         self.state = ControllerState.Idle
+        self.stats = EventStats()
         self._thread = threading.Thread(target=self._run, name=f"controller-event-thread-{broker_id}", daemon=True)
         self._started = False
+        self._closed = False
 
     def start(self) -> None:
         self._started = True
@@ -65,6 +76,8 @@ class ControllerEventManager:
     def put(self, event: ControllerEvent) -> QueuedEvent:
         with self._cond:
             queued = QueuedEvent(next(self._ids), event)
+            if self._closed:
+                queued.started.set()  # no thread will take it: nobody may wait for that
             self._queue.append(queued)
             stamped = self._emit([self._record(queued, "queued")])
             queued.queued_seq = stamped[0].seq if stamped else None
@@ -78,6 +91,7 @@ class ControllerEventManager:
             self._queue.clear()
             for queued in drained:
                 self._preempt(queued)
+                queued.started.set()
             if drained:
                 why = ("the broker is shutting down, so its controller thread stops"
                        if isinstance(event, ShutdownEventThread)
@@ -98,6 +112,8 @@ class ControllerEventManager:
                 if not self._gate.is_set() and not isinstance(self._queue[0].event, ShutdownEventThread):
                     continue  # paused while it waited for an event: freeze, leave the event queued
                 queued = self._queue.popleft()
+            queued.started.set()
+            self.stats.taken(time.monotonic() - queued.enqueued_at)
             if isinstance(queued.event, ShutdownEventThread):
                 self._emit([self._record(queued, "processed")])
                 return
@@ -105,6 +121,7 @@ class ControllerEventManager:
                 self._current = queued
                 self.state = queued.event.state
             self._emit([self._record(queued, "processing")])
+            started = time.monotonic()
             try:
                 self._process(queued)
                 self._emit([self._record(queued, "processed")])
@@ -113,6 +130,7 @@ class ControllerEventManager:
                                          note=f"{type(exc).__name__}: {exc}",
                                          detail={"traceback": traceback.format_exc(limit=8)})])
             finally:
+                self.stats.processed(queued.event.state, time.monotonic() - started)
                 with self._cond:
                     self._current = None
                     self.state = ControllerState.Idle
@@ -122,6 +140,7 @@ class ControllerEventManager:
         if not self._started:
             return
         self.clear_and_put(ShutdownEventThread())
+        self._closed = True
         self._gate.set()
         self._thread.join(timeout)
 
@@ -129,6 +148,10 @@ class ControllerEventManager:
     def is_idle(self) -> bool:
         with self._cond:
             return not self._queue and self._current is None
+
+    def size(self) -> int:
+        with self._cond:
+            return len(self._queue)
 
     def pending(self) -> list[QueuedEvent]:
         with self._cond:

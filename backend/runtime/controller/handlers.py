@@ -16,7 +16,8 @@ from backend.core.controller import (
 from backend.core.controller import events as ev
 from backend.core.controller.partition_state_machine import trigger_online_partition_state_change
 from backend.core.dispatch import dispatch_table
-from backend.core.errors import KafkaException
+from backend.core.broker.replica_manager import STALE_CONTROLLER_EPOCH
+from backend.core.errors import ControllerMovedException, KafkaException
 
 if TYPE_CHECKING:
     from backend.runtime.controller.controller import KafkaController
@@ -50,8 +51,16 @@ def on_expire(controller: KafkaController, event) -> None:
 
 def on_broker_change(controller: KafkaController, event) -> None:
     if controller.is_active:
-        brokers = controller.zk.get_all_brokers(watch=controller.watches.for_handlers()["brokers"])
+        watches = controller.watches.for_handlers()
+        brokers = controller.zk.get_all_brokers(watch=watches["brokers"])
+        controller.zk.watch_brokers(brokers, watches["broker"])
         controller.run(broker_change.process_broker_change(controller.ctx, brokers))
+
+
+def on_broker_modifications(controller: KafkaController, event: ev.BrokerModifications) -> None:
+    if controller.is_active:
+        current = controller.zk.get_broker(event.broker_id, watch=controller.watches.for_handlers()["broker"](event.broker_id))
+        controller.run(broker_change.process_broker_modification(controller.ctx, event.broker_id, current))
 
 
 def on_topic_change(controller: KafkaController, event) -> None:
@@ -119,27 +128,44 @@ def on_replica_leader_election(controller: KafkaController, event: ev.ReplicaLea
 
 
 def on_auto_rebalance(controller: KafkaController, event) -> None:
-    if controller.is_active:
+    """Kafka's ``processAutoPreferredReplicaLeaderElection``: the next check is scheduled in a
+    ``finally``, so an error in this one does not stop the checks (a resignation cancels it)."""
+    if not controller.is_active:
+        return
+    try:
         controller.run(leader_balance.check_and_trigger_auto_leader_rebalance(controller.ctx))
+    finally:
         if controller.is_active:
             controller.schedule_rebalance(controller.ctx.config["leader.imbalance.check.interval.seconds"])
 
 
 def on_controlled_shutdown(controller: KafkaController, event: ev.ControlledShutdown) -> None:
+    """Kafka's ``processControlledShutdown``: the work runs in a ``Try`` and every failure is
+    the broker's answer. A broker that is not (or no longer) the controller, or whose write is
+    fenced on the way, answers STALE_CONTROLLER_EPOCH (``ControllerMovedException``) — and a
+    fenced write here does not make it resign: it learns of the move from its watch."""
     if not controller.is_active:
-        event.callback(error="NOT_CONTROLLER")
+        _refuse_controlled_shutdown(controller, event, ControllerMovedException(
+            "Controller moved to another broker. Aborting controlled shutdown"))
         return
     try:
         done = controller.run(controlled_shutdown.do_controlled_shutdown(controller.ctx, event.broker_id,
-                                                                         event.broker_epoch))
+                                                                         event.broker_epoch),
+                              resign_when_fenced=False)
     except KafkaException as exc:
-        controller.emit([controller.note("controlled_shutdown_refused", str(exc), outcome="error")])
-        event.callback(error=type(exc).__name__, message=str(exc))
+        _refuse_controlled_shutdown(controller, event, exc)
         return
     if done is None:
-        event.callback(error="NOT_CONTROLLER")
+        event.callback(error=STALE_CONTROLLER_EPOCH, message="ControllerMovedException: a write was fenced")
     else:
         event.callback(remaining=[str(tp) for tp in done.value])
+
+
+def _refuse_controlled_shutdown(controller: KafkaController, event: ev.ControlledShutdown, exc: KafkaException) -> None:
+    error = STALE_CONTROLLER_EPOCH if isinstance(exc, ControllerMovedException) else type(exc).__name__
+    controller.emit([controller.note("controlled_shutdown_refused", f"{exc} — broker {event.broker_id} is answered "
+                                                                    f"{error}.", outcome="error")])
+    event.callback(error=error, message=str(exc))
 
 
 def on_unclean_leader_election_enable(controller: KafkaController, event) -> None:
@@ -157,8 +183,7 @@ def on_topic_unclean_leader_election_enable(controller: KafkaController,
 
 
 def logged_only(controller: KafkaController, event) -> None:
-    """A response the request records already show (log-dir failures are not simulated), or a
-    broker's changed registration (its endpoints and features, which the lab never changes)."""
+    """A response the request records already show (log-dir failures are not simulated)."""
 
 
 HANDLERS: dict[str, Callable[[KafkaController, object], None]] = dispatch_table(ev.EVENTS, {
@@ -168,7 +193,7 @@ HANDLERS: dict[str, Callable[[KafkaController, object], None]] = dispatch_table(
     "RegisterBrokerAndReelect": on_register_broker_and_reelect,
     "Expire": on_expire,
     "BrokerChange": on_broker_change,
-    "BrokerModifications": logged_only,
+    "BrokerModifications": on_broker_modifications,
     "TopicChange": on_topic_change,
     "PartitionModifications": on_partition_modifications,
     "TopicDeletion": on_topic_deletion,

@@ -2,16 +2,23 @@
  * Every broker's controller module (Kafka's ControllerEventManager): its event queue, the
  * event being processed and its ControllerState. Only one is the active controller — shown
  * with its epoch — but a zombie's module goes on working on what it believes, which is the
- * point of the lesson. Cards are joined by broker id, queued events by event id.
+ * point of the lesson. Cards are joined by broker id, queued events by event id. Above them,
+ * ActiveControllerCount summed over the brokers (what operators watch); in each card, the
+ * controller gauges that broker reports (metrics.js).
  */
 import d3 from '/vendor/d3.mjs';
 import {brokerIds} from '../actions.js';
+import {activeControllerCount, brokerGauges} from '../metrics.js';
 import {epochColour} from './util.js';
 
 export function createControllerView(container) {
+  const summary = d3.select(container).append('p').attr('class', 'ctl-summary').attr('role', 'status');
   const root = d3.select(container).append('div').attr('class', 'controller-modules');
 
   function render(view, ctx) {
+    const sum = activeControllerCount(view);
+    summary.attr('data-active-controller-count', sum.count).classed('warning', sum.count !== 1)
+      .text(`ActiveControllerCount, summed over the brokers: ${sum.count} — ${sum.meaning}.`);
     const ids = [...new Set([...brokerIds(view, ctx.cluster), ...Object.keys(view.events).map(Number)])]
       .sort((a, b) => a - b);
     const active = view.controller && !view.controller.resigned ? view.controller.id : null;
@@ -23,6 +30,7 @@ export function createControllerView(container) {
           h.append('span').attr('class', 'badge ctl-role');
           s.append('div').attr('class', 'ctl-state');
           s.append('div').attr('class', 'ctl-current');
+          s.append('dl').attr('class', 'ctl-metrics').attr('aria-label', (id) => `Controller metrics of broker ${id}`);
           s.append('ol').attr('class', 'ctl-queue').attr('aria-label', (id) => `Event queue of broker ${id}`);
         }),
       (update) => update,
@@ -40,6 +48,12 @@ export function createControllerView(container) {
         s.select('.ctl-current').text(events.current ? `⚙ processing ${events.current.name} #${events.current.id}` : 'idle')
           .classed('busy', Boolean(events.current));
         s.classed('frozen', broker?.state === 'paused');
+        const gauges = s.select('.ctl-metrics').selectAll('div.metric').data(brokerGauges(view, id), (g) => g[0])
+          .join((enter) => enter.append('div').attr('class', 'metric')
+            .call((d) => { d.append('dt'); d.append('dd'); }));
+        gauges.attr('data-metric', (g) => g[0]).attr('data-value', (g) => g[1]);
+        gauges.select('dt').text((g) => g[0]);
+        gauges.select('dd').text((g) => g[1]);
         const items = s.select('.ctl-queue').selectAll('li.event').data(events.queue, (e) => e.id).join(
           (enter) => enter.append('li').attr('class', 'event')
             .call((li) => { if (ctx.animate) li.style('opacity', 0).transition().duration(250).style('opacity', 1); }),

@@ -13,7 +13,7 @@ import {createRecordDetail} from './record-detail.js';
 const ROW = 24;
 const OVERSCAN = 8;
 const KINDS = ['zk', 'controller_event', 'controller', 'broker', 'partition', 'replica', 'election', 'isr',
-  'request', 'log', 'fault', 'lesson'];
+  'request', 'log', 'fault', 'lesson', 'metric'];
 
 export function createTimelineView(container, {store, onScrub, invalidate}) {
   const root = d3.select(container);
