@@ -22,6 +22,7 @@ from web import stats_pages
 from web import replays_api
 from web import teaching_pages
 from web.broadcast import Broadcaster
+from web.capacity import capacity
 from web.classes import ClassRegistry
 from web.clients import FaultRate, current_client
 from web.sandboxes import SandboxManager
@@ -62,7 +63,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         ZK_CONTROL=None,                   # our own launcher's server/ensemble, for quorum faults
         DATA_DIR=str(default_data_dir()),
         SANDBOX_IDLE_SECONDS=1800,
-        MAX_SANDBOXES=40,
+        MAX_SANDBOXES=None,                # None: what the machine holds (web/capacity.py)
         MAX_SANDBOXES_PER_CLIENT=5,        # a client is an address (web/clients.py)
         FAULTS_PER_SECOND=5,               # per client, in bursts of up to FAULT_BURST
         FAULT_BURST=20,
@@ -83,7 +84,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",
                              idle_seconds=app.config["SANDBOX_IDLE_SECONDS"],
-                             max_sandboxes=app.config["MAX_SANDBOXES"], zk_control=app.config["ZK_CONTROL"],
+                             max_sandboxes=capacity(app.config["MAX_SANDBOXES"]),
+                             zk_control=app.config["ZK_CONTROL"],
                              max_per_client=app.config["MAX_SANDBOXES_PER_CLIENT"], client_of=current_client,
                              health_check=health.require, owner=health.session)
     classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"])

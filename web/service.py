@@ -60,8 +60,13 @@ def create_sandbox(manager: SandboxManager, body: Any, mode: str = "sandbox", **
     try:
         return manager.create(spec, mode=mode, **header)
     except SandboxLimit as exc:
-        retry = {"Retry-After": "60"} if exc.status == 503 else {}
-        raise ApiError(exc.status, str(exc), headers=retry) from None
+        raise refused(exc) from None
+
+
+def refused(limit: SandboxLimit) -> ApiError:
+    """No place for a sandbox, as the client sees it: how many run, and when to try again."""
+    return ApiError(limit.status, str(limit), headers={"Retry-After": str(limit.retry_after)},
+                    running=limit.running, retry_after=limit.retry_after)
 
 
 def sandbox_for(manager: SandboxManager, sandbox_id: Any, token: Any) -> Sandbox:

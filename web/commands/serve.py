@@ -47,6 +47,9 @@ def register(subparsers) -> None:
     parser.add_argument("--max-sockets", type=int, default=1000,
                         help="open page sockets (each holds a thread; more are refused until one closes; default 1000; "
                              "0: no cap, as before issue 11 — for benchmarks)")
+    parser.add_argument("--max-sandboxes", type=int, default=None, metavar="N",
+                        help="sandboxes the server runs at most, across its workers (default: what the machine's "
+                             "memory and cores hold, measured per sandbox: web/capacity.py)")
     parser.add_argument("--trusted-proxies", type=int, default=0, metavar="N",
                         help="reverse proxies in front of the app whose X-Forwarded-For names the client (default 0)")
     parser.add_argument("--data-dir", metavar="DIR", help="replay logs and uploads (default ./var)")
@@ -90,17 +93,20 @@ def _said(server, error) -> None:
 
 def _serve(args, hosts: str, zk_control, token: str) -> int:
     config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token,
-              "MAX_SOCKETS": args.max_sockets or None, "TRUSTED_PROXIES": args.trusted_proxies}
+              "MAX_SOCKETS": args.max_sockets or None, "TRUSTED_PROXIES": args.trusted_proxies,
+              "MAX_SANDBOXES": args.max_sandboxes}
     for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST"):
         if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
             config[key] = float(os.environ[f"KCLAB_{key}"])
+    from web.capacity import capacity
     url = args.public_url or f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
     banner = (f"Kafka Controller Lab is serving at {url} (listening on {args.host}:{args.port})\n"
               f"Instructor (keep this link to yourself): {url}instructor#token={token}\n"
               f"Students join a class at {url}join\n"
               f"Class statistics (instructor): {url}stats#token={token}\n"
               f"Every recorded session (instructor): {url}replays#token={token}\n"
-              f"ZooKeeper: {hosts} (each sandbox under /kclab/<session-id>)\nStop with Ctrl-C.")
+              f"ZooKeeper: {hosts} (each sandbox under /kclab/<session-id>)\n"
+              f"Sandboxes: at most {capacity(args.max_sandboxes).why}\nStop with Ctrl-C.")
     if args.dev:
         from web.app import create_app
         app = create_app(config)
