@@ -27,6 +27,7 @@ from backend.runtime.runner import APP_VERSION, new_session_id
 from backend.faultscript.cluster_spec import ClusterSpec
 from backend.zk import paths
 from web.capacity import Capacity, fixed_capacity
+from web.fairness import MAX_BATCH, FaultQueue
 from web.places import LocalPlaces, SandboxLimit
 from web.replay_access import write_owner
 
@@ -64,6 +65,8 @@ class Sandbox:
     """Who asked for it (``web.clients``): each client may hold only so many sandboxes."""
     own_zookeeper: Any = None
     """A lesson about ZooKeeper's quorum stops and starts servers: it gets an ensemble of its own."""
+    faults: FaultQueue = field(default_factory=FaultQueue)
+    """Its faults, one at a time (``web/fairness.py``): a flood holds few of the worker's threads."""
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
@@ -83,10 +86,11 @@ class Sandbox:
         with self.lock:
             return {"seq": self.view["seq"], "view": copy.deepcopy(self.view)}
 
-    def drain(self) -> list[dict]:
+    def drain(self, limit: int = MAX_BATCH) -> list[dict]:
+        """The oldest ``limit`` records waiting to be sent (the rest wait for the next round)."""
         with self.lock:
-            pending, self.pending = self.pending, []
-        return pending
+            batch, self.pending = self.pending[:limit], self.pending[limit:]
+        return batch
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
