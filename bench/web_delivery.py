@@ -177,7 +177,7 @@ class AppServer:
         # proxy's X-Forwarded-For, which the bench sets per sandbox (a client's fair share, web/clients.py).
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "web.cli", "serve", "--zk", zk_hosts, "--port", str(self.port),
-             "--data-dir", str(data_dir), "--threads", str(threads), "--trusted-proxies", "1"],
+             "--data-dir", str(data_dir), "--threads", str(threads), "--trusted-proxies", "1", "--workers", "1"],
             cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_term_with_parent())
         self.http = requests.Session()
