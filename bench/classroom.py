@@ -11,7 +11,7 @@ Variants, measured side by side in one run on the same ZooKeeper (issue 14's tab
 * ``head-2w`` — this tree, ``kclab serve --workers 2`` (its own child redis-server).
 
 For each: how many sandboxes it accepts (``--accept-up-to``: default sandboxes are created until
-one is refused), the idle CPU per sandbox (the server's process tree over ``--idle-seconds``
+one is refused) and the server's memory per sandbox (its process tree's RSS), the idle CPU per sandbox (the server's process tree over ``--idle-seconds``
 with every sandbox idle and no page open), then the class: fault -> that student's page p99
 (the time from sending a fault to the student's client receiving the fault's record, by seq),
 class demo -> every student p99 (the instructor's fault to each student's client receiving its
@@ -50,12 +50,24 @@ INSTRUCTOR = {"X-Instructor-Token": "bench-instructor-token"}
 def tree_cpu(pid: int) -> float:
     """CPU seconds so far of ``pid`` and every descendant (gunicorn's master, its workers, a
     child redis-server): the whole server."""
+    return _tree_sum(pid, cpu_seconds)
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and every descendant, in MB."""
+    def rss(one: int) -> float:
+        status = Path(f"/proc/{one}/status").read_text()
+        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS")) / 1024
+    return _tree_sum(pid, rss)
+
+
+def _tree_sum(pid: int, measure) -> float:
     total, stack = 0.0, [pid]
     while stack:
         current = stack.pop()
         try:
-            total += cpu_seconds(current)
-        except OSError:
+            total += measure(current)
+        except (OSError, StopIteration):
             continue
         stack.extend(children(current))
     return total
@@ -166,8 +178,11 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     pool = None
     try:
         log(f"[{name}] serving at {server.url}; creating up to {args.accept_up_to} sandboxes")
+        rss0 = tree_rss_mb(server.proc.pid)
         created, refusal = accept(server, args.accept_up_to)
         accepted = len(created)
+        time.sleep(5)
+        rss_per_sandbox = (tree_rss_mb(server.proc.pid) - rss0) / max(1, accepted)
         log(f"[{name}] accepted {accepted}; refusal: {refusal}")
         for sandbox in created[args.students:]:  # the class needs ``students`` of them
             server.delete_sandbox(sandbox)
@@ -208,6 +223,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     return {
         "variant": name, "serve_args": list(serve_args), "loadavg_at_start": [round(x, 2) for x in load],
         "accepted": accepted, "refused_with": refusal, "students": joined,
+        "server_rss_mb_per_sandbox": round(rss_per_sandbox, 2),
         "idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / max(1, len(created)), 3),
         "server_cpu_ms_per_fault": round(1000 * max(0.0, (c2 - c1) - idle_rate * window) / max(1, applied), 1),
         "server_cpu_pct_of_one_core": round(100 * (c2 - c1) / window, 1),
