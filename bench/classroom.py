@@ -11,10 +11,10 @@ Variants, measured side by side in one run on the same ZooKeeper (issue 14's tab
 * ``head-2w`` — this tree, ``kclab serve --workers 2`` (its own child redis-server).
 
 For each: how many sandboxes it accepts (``--accept-up-to``: default sandboxes are created until
-one is refused) and the server's memory per sandbox (its process tree's RSS), the idle CPU per sandbox (the server's process tree over ``--idle-seconds``
-with every sandbox idle and no page open), then the class: fault -> that student's page p99
-(the time from sending a fault to the student's client receiving the fault's record, by seq),
-class demo -> every student p99 (the instructor's fault to each student's client receiving its
+one is refused) and the server's memory per sandbox (its process tree's RSS), the idle CPU per
+sandbox (the server's process tree over ``--idle-seconds`` with every sandbox idle and no page
+open), then the class: fault -> that student's page p99 (the time from sending a fault to the
+student's client receiving the fault's record, by seq), class demo -> every student p99 (the instructor's fault to each student's client receiving its
 record), records lost (a fault whose record never came) and duplicates, the server's CPU per
 fault (the window's CPU above the idle rate, over the faults applied), and the faults a second
 the server carried out. ZooKeeper is the bench's own (its CPU is not the server's).

@@ -481,7 +481,8 @@ class ClientPool:
         for i in range(procs):
             mine = sandboxes[i::procs]
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=target or client_process, args=(url, mine, child, count_kinds and i == 0), daemon=True,
+            proc = ctx.Process(target=target or client_process, args=(url, mine, child, count_kinds and i == 0),
+                               daemon=True,
                                name=f"clients-{i}")
             proc.start()
             self.workers.append((proc, parent))

@@ -49,7 +49,9 @@ local held = redis.call('HGET', KEYS[1], ARGV[1])
 if not held then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 local client = string.sub(held, string.find(held, '|', 1, true) + 1)
-if client ~= '' and tonumber(redis.call('HINCRBY', KEYS[2], client, -1)) <= 0 then redis.call('HDEL', KEYS[2], client) end
+if client ~= '' and tonumber(redis.call('HINCRBY', KEYS[2], client, -1)) <= 0 then
+  redis.call('HDEL', KEYS[2], client)
+end
 return 1
 """
 
