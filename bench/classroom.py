@@ -14,12 +14,12 @@ For each: how many sandboxes it accepts (``--accept-up-to``: default sandboxes a
 one is refused) and the server's memory per sandbox (its process tree's RSS), the idle CPU per
 sandbox (the server's process tree over ``--idle-seconds`` with every sandbox idle and no page
 open), then the class: fault -> that student's page p99 (the time from sending a fault to the
-student's client receiving the fault's record, by seq), class demo -> every student p99 (the instructor's fault to each student's client receiving its
-record), records lost (a fault whose record never came) and duplicates, the server's CPU per
-fault (the window's CPU above the idle rate, over the faults applied), and the faults a second
-the server carried out. ZooKeeper is the bench's own (its CPU is not the server's).
+student's client receiving the fault's record, by seq), class demo -> every student p99 (the
+instructor's fault to each student's client receiving its record), records lost (a fault whose
+record never came) and duplicates, the server's CPU per fault (the window's CPU above the idle
+rate, over the faults applied), and the faults a second the server carried out. ZooKeeper is the bench's own (its CPU is not the server's).
 
-    .venv/bin/python bench/classroom.py --students 40 --seconds 60 --json > /tmp/classroom.json
+    .venv/bin/python bench/classroom.py --students 36 --accept-up-to 41 --seconds 60 --json > /tmp/classroom.json
 """
 
 from __future__ import annotations
