@@ -78,7 +78,6 @@ class Workers:
     # -- life --------------------------------------------------------------------------------------
     def start(self) -> "Workers":
         self._beat()
-        self.redis.sadd(WORKERS, self.id)
         self._thread.start()
         return self
 
@@ -91,7 +90,11 @@ class Workers:
             pass
 
     def _beat(self) -> None:
-        self.redis.set(K + "alive:" + self.id, os.getpid(), px=int(DEAD_AFTER_S * 1000))
+        """Alive for ``DEAD_AFTER_S`` more; registered again each time (a restarted Redis is empty)."""
+        with self.redis.pipeline() as beat:
+            beat.set(K + "alive:" + self.id, os.getpid(), px=int(DEAD_AFTER_S * 1000))
+            beat.sadd(WORKERS, self.id)
+            beat.execute()
 
     def _run(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):
