@@ -18,10 +18,14 @@ MB_PER_SANDBOX = 12
 replay writer), its chroot's znodes, sessions and watches in ZooKeeper, and a margin for the
 records a busy sandbox keeps in memory — rounded up, because running out of memory fails every
 sandbox at once while a refusal fails only one request."""
-SANDBOXES_PER_CORE = 100
-"""CPU budget: an idle sandbox measured 0.2 % of a core and a fault 33 ms, so a sandbox whose
-student acts every 10 s costs about 0.55 % of a core; 100 of them keep a core about half busy,
-the headroom that keeps a fault's delivery to the browser under its p99 target."""
+SANDBOXES_PER_CORE = 50
+"""CPU budget: an idle sandbox measured 0.2 % of a core and a fault 34 ms, so a sandbox whose
+student acts every 10 s costs about 0.55 % of a core — 100 of them would keep a core half busy
+on paper. But each default sandbox runs ~26 threads, and 200 of them in one process (5,200
+threads) did not fit this 2-core machine: creating them drove its load average to 339 and left
+requests unanswered for 120 s (docs/performance.md, "A classroom on one machine"), while 41 ran
+with a fault p99 under 100 ms. 50 per core is the budget until cheaper sandboxes (issue 14's
+item 1) are measured to hold more."""
 RESERVED_MB = 1024
 """The app's own share: ZooKeeper's JVM (512 MB heap), the interpreter and its libraries."""
 MIN_CAP = 4
