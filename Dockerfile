@@ -2,7 +2,9 @@
 # Kafka Controller Lab's image: the web app, and in docker-compose.yml also the Spark master, the
 # Spark worker and the statistics job's driver. The pyspark package carries a whole Spark
 # distribution (bin/spark-class, jars/), so the cluster runs the driver's Spark version by
-# construction. Alone, it serves on an embedded ZooKeeper:
+# construction. Debian's redis-server is the workers' message queue (web/scaleout): a child of
+# `kclab serve` when the image runs alone, docker-compose.yml's `redis` service otherwise. Alone,
+# it serves on an embedded ZooKeeper, one worker process per core:
 #
 #   docker build -t kclab:0.1.0 . && docker run --rm -p 127.0.0.1:5000:5000 kclab:0.1.0
 #
@@ -26,7 +28,7 @@ RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error
 FROM ${PYTHON_IMAGE}
 ARG JAVA_PACKAGE
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${JAVA_PACKAGE}" procps \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${JAVA_PACKAGE}" procps redis-server \
  && rm -rf /var/lib/apt/lists/*
 
 # Python packages before any code: every file checked against requirements.lock's hashes, in a

@@ -166,19 +166,22 @@ def _term_with_parent():
 class AppServer:
     """``kclab serve`` in a child process (gunicorn master + one worker), on a free port."""
 
-    def __init__(self, zk_hosts: str, data_dir: Path, threads: int) -> None:
+    def __init__(self, zk_hosts: str, data_dir: Path, threads: int, source: Path = ROOT,
+                 serve_args: tuple[str, ...] = ("--workers", "1")) -> None:
+        """``source``: the tree whose app runs (bench/classroom.py runs an older commit's too)."""
         import requests
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = data_dir / "server.log"
         self._log = open(self.log_path, "w")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "KCLAB_INSTRUCTOR_TOKEN": "bench-instructor-token"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "KCLAB_INSTRUCTOR_TOKEN": "bench-instructor-token",
+               "PYTHONPATH": str(source)}
         # Each simulated student is a computer of its own, as in a class: the server trusts one
         # proxy's X-Forwarded-For, which the bench sets per sandbox (a client's fair share, web/clients.py).
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "web.cli", "serve", "--zk", zk_hosts, "--port", str(self.port),
-             "--data-dir", str(data_dir), "--threads", str(threads), "--trusted-proxies", "1"],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+             "--data-dir", str(data_dir), "--threads", str(threads), "--trusted-proxies", "1", *serve_args],
+            cwd=source, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_term_with_parent())
         self.http = requests.Session()
         self.chroots: list[str] = []  # of every sandbox created, to check that none is left behind
@@ -470,14 +473,16 @@ def _fault_result(watchers: list[Watcher], faults: list) -> dict:
 class ClientPool:
     """``procs`` child processes sharing the clients; each sandbox entry is one client."""
 
-    def __init__(self, url: str, sandboxes: list[dict], procs: int, count_kinds: bool = False) -> None:
+    def __init__(self, url: str, sandboxes: list[dict], procs: int, count_kinds: bool = False, target=None) -> None:
+        """``target``: what each child runs (``client_process``; bench/classroom.py's students follow a class too)."""
         ctx = multiprocessing.get_context("spawn")
         procs = max(1, min(procs, len(sandboxes)))
         self.workers = []
         for i in range(procs):
             mine = sandboxes[i::procs]
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=client_process, args=(url, mine, child, count_kinds and i == 0), daemon=True,
+            proc = ctx.Process(target=target or client_process, args=(url, mine, child, count_kinds and i == 0),
+                               daemon=True,
                                name=f"clients-{i}")
             proc.start()
             self.workers.append((proc, parent))

@@ -18,17 +18,30 @@ from flask_socketio import SocketIO
 
 from backend.runtime.replay import default_data_dir
 from web import api, pages, security, sockets, teaching_api, teaching_sockets
-from web import stats_pages
+from web import broadcast, stats_pages
 from web import replays_api
 from web import teaching_pages
 from web.broadcast import Broadcaster
+from web.capacity import capacity
 from web.classes import ClassRegistry
 from web.clients import FaultRate, current_client
 from web.sandboxes import SandboxManager
+from web.scaleout import routes
+from web.scaleout.forward import Forwarder
+from web.scaleout.workers import Workers, gone_message
 from web.socket_cap import SocketCap
 from web.zk_health import ZkHealth
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def sandboxes_gone(socketio):
+    """How the pages of a stopped worker's sandboxes learn it (``Workers.on_gone``)."""
+    def tell(worker: str, sandbox_ids: list[str]) -> None:
+        for sandbox_id in sandbox_ids:
+            socketio.emit("sandbox_gone", {"sandbox": sandbox_id, "error": gone_message(worker)},
+                          to=broadcast.room(sandbox_id))
+    return tell
 
 
 @dataclass
@@ -44,6 +57,11 @@ class Kclab:
     sockets: SocketCap | None = None
     watching: dict[str, set[str]] = field(default_factory=dict)
     class_watch: dict[str, set[str]] = field(default_factory=dict)
+    workers: Workers | None = None
+    """With several worker processes: who holds what, in Redis (``web/scaleout``); else ``None``."""
+    forwarder: Forwarder | None = None
+    socket_handlers: dict = field(default_factory=dict)
+    """The socket events another worker may forward here, by name."""
 
     def close(self) -> None:
         """On the way out: stop broadcasting, stop every cluster (so no chroot is left behind in
@@ -53,6 +71,9 @@ class Kclab:
             self.sandboxes.close_all()
         finally:
             self.zk_health.stop()
+            if self.workers is not None:
+                self.forwarder.stop()
+                self.workers.stop()
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -62,7 +83,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         ZK_CONTROL=None,                   # our own launcher's server/ensemble, for quorum faults
         DATA_DIR=str(default_data_dir()),
         SANDBOX_IDLE_SECONDS=1800,
-        MAX_SANDBOXES=40,
+        MAX_SANDBOXES=None,                # None: what the machine holds (web/capacity.py)
         MAX_SANDBOXES_PER_CLIENT=5,        # a client is an address (web/clients.py)
         FAULTS_PER_SECOND=5,               # per client, in bursts of up to FAULT_BURST
         FAULT_BURST=20,
@@ -73,25 +94,33 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=64 * 1024,
         START_BROADCASTER=True,
         INSTRUCTOR_TOKEN=os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12),
+        REDIS_URL=None,                    # several workers: their message queue and routing (web/scaleout)
     )
     if test_config:
         app.config.update(test_config)
     if not app.config["ZK_HOSTS"]:
         raise RuntimeError("create_app needs ZK_HOSTS (kclab serve starts an embedded ZooKeeper by default)")
+    url = app.config["REDIS_URL"]
+    # With a message queue an emit from any worker reaches every client (Flask-SocketIO's scale-out).
     socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=app.config["MAX_CONTENT_LENGTH"],
-                        json=sockets.BoundedJson)
+                        json=sockets.BoundedJson, message_queue=url)
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
+    cap = capacity(app.config["MAX_SANDBOXES"])
+    workers = Workers(url, cap, app.config["MAX_SANDBOXES_PER_CLIENT"], on_gone=sandboxes_gone(socketio)) \
+        if url else None
     manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",
-                             idle_seconds=app.config["SANDBOX_IDLE_SECONDS"],
-                             max_sandboxes=app.config["MAX_SANDBOXES"], zk_control=app.config["ZK_CONTROL"],
+                             idle_seconds=app.config["SANDBOX_IDLE_SECONDS"], max_sandboxes=cap,
+                             zk_control=app.config["ZK_CONTROL"],
                              max_per_client=app.config["MAX_SANDBOXES_PER_CLIENT"], client_of=current_client,
-                             health_check=health.require, owner=health.session)
+                             health_check=health.require, owner=health.session, places=workers)
     classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"])
+    if workers is not None:
+        classes.on_created = lambda room: workers.hold_class(room.id, room.code)
     classes.notify = teaching_sockets.notifier(socketio)
     broadcaster = Broadcaster(socketio, manager, sweep_every=app.config["SWEEP_EVERY_S"],
                               sweep_grace=app.config["SWEEP_GRACE_S"])
     state = Kclab(manager, socketio, broadcaster, classes, health,
-                  FaultRate(app.config["FAULTS_PER_SECOND"], app.config["FAULT_BURST"]))
+                  FaultRate(app.config["FAULTS_PER_SECOND"], app.config["FAULT_BURST"]), workers=workers)
     app.extensions["kclab"] = state
     security.init_app(app)
     state.sockets = SocketCap(app.wsgi_app, app.config["MAX_SOCKETS"])
@@ -103,8 +132,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(stats_pages.bp)
     app.register_blueprint(teaching_pages.bp)  # /lessons, /join, /instructor
     replays_api.init_app(app)  # /replays and /api/replays: recorded sessions
-    sockets.register(socketio)
-    teaching_sockets.register(socketio, sockets.guard)
+    sockets.register(socketio, state.socket_handlers)
+    teaching_sockets.register(socketio, sockets.guard, state.socket_handlers)
+    if workers is not None:
+        app.before_request(routes.route_http)
+        state.forwarder = Forwarder(workers.start(), app, routes.CALLS).start()
     health.start()
     health.wait_connected(10)
     if app.config["START_BROADCASTER"]:

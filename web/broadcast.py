@@ -5,8 +5,10 @@ sends each sandbox's new records to its room as one ``records`` message, at most
 ``BATCHES_PER_SECOND`` times a second per sandbox. The first records after a quiet spell (a
 student's click) go out at once — the sandbox wakes the task — instead of waiting up to 1/15 s
 for the next tick; while records keep coming, each sandbox's next batch waits until 1/15 s
-after its last. Pages order records by ``seq`` themselves (a catch-up batch sent on join may
-cross a live one), so batching never loses or reorders anything that matters.
+after its last. A sandbox sends at most ``web.fairness.MAX_BATCH`` records a round, the one
+served longest ago first, so a flooding sandbox delays nobody else. Pages order records by
+``seq`` themselves (a catch-up batch sent on join may cross a live one), so batching never loses
+or reorders anything that matters.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+
+from web.fairness import fair_order
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +94,7 @@ class Broadcaster:
         Returns the seconds until a sandbox that still holds records may send again."""
         now = time.monotonic()
         wait = self.IDLE_WAIT_S
-        for sandbox in self.manager.all():
+        for sandbox in fair_order(self.manager.all()):
             due_in = sandbox.last_broadcast + self.interval - now
             if due_in > 0:
                 if sandbox.has_pending():
@@ -99,6 +103,8 @@ class Broadcaster:
             records = sandbox.drain()
             if records:
                 sandbox.last_broadcast = now
+                if sandbox.has_pending():  # a backlog beyond one batch: the rest next round
+                    wait = min(wait, self.interval)
                 # ``head``: the newest seq sent, so a page can tell that the tail of a batch is missing
                 # without waiting for a later record to reveal the gap.
                 try:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from backend.runtime.faults import apply_fault
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
-from web.service import ApiError, apply, records_since
+from web.service import ApiError, apply, records_since, refused
 from web.teaching import submit_answer
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud in a classroom
@@ -70,6 +70,11 @@ class ClassRegistry:
         self._lock = threading.Lock()
         self.notify: Callable[[str, str, dict], None] = lambda room, event, data: None
         """How events reach pages (set by the socket layer): notify(room, event, payload)."""
+        self.on_created: Callable[[ClassRoom], None] = lambda room: None
+        """Told of each new class (with several workers: its owner and code go to Redis)."""
+
+    def ids(self) -> set[str]:
+        return set(self._classes)
 
     # -- who is who ---------------------------------------------------------------------------------
     def check_instructor(self, token: Any) -> None:
@@ -96,6 +101,7 @@ class ClassRegistry:
             code = self._new_code()
             room = ClassRoom(secrets.token_hex(4), code, name.strip()[:40])
             self._classes[room.id] = room
+        self.on_created(room)
         return room
 
     def start_session(self, room: ClassRoom, lesson=None, lesson_key: str | None = None, spec=None) -> Sandbox:
@@ -111,7 +117,7 @@ class ClassRegistry:
             else:
                 session = self.manager.create(spec, mode="class", class_id=room.id)
         except SandboxLimit as exc:
-            raise ApiError(503, str(exc)) from None
+            raise refused(exc) from None
         room.session = session
         if old is not None:
             self.manager.close(old.id)
@@ -134,6 +140,11 @@ class ClassRegistry:
             return list(pool.map(lambda s: self._fork_one(room, s, spec, faults), list(room.students.values())))
 
     def _fork_one(self, room: ClassRoom, student: Student, spec, faults) -> dict[str, Any]:
+        """The student's old copy closes first: its place is free before the new one takes one,
+        so a second hand-out never needs twice the places (a class of 200 on a cap of 300)."""
+        if student.sandbox is not None:
+            old, student.sandbox, student.sandbox_token = student.sandbox, None, None
+            self.manager.close(old)
         try:
             sandbox = self.manager.create(spec, mode="sandbox", class_id=room.id, student=student.id)
         except SandboxLimit as exc:
@@ -141,8 +152,6 @@ class ClassRegistry:
         for op, args in faults:
             apply_fault(sandbox.cluster, op, args, source="fork")
             sandbox.cluster.wait_stable(10)
-        if student.sandbox is not None:
-            self.manager.close(student.sandbox)
         student.sandbox, student.sandbox_token = sandbox.id, sandbox.token
         self.notify(f"student:{student.token}", "private_sandbox", {"class": room.id, "sandbox": sandbox.id,
                                                                      "token": sandbox.token})
@@ -161,6 +170,18 @@ class ClassRegistry:
             room.students[student.token] = student
         self.notify(f"class:{room.id}:instructor", "class_students", room.describe(for_instructor=True))
         return room, student
+
+    def joining(self, class_id: Any, token: Any) -> dict[str, Any]:
+        """Who joins ``class_id`` with ``token``: the join's answer (without the snapshot), the
+        rooms the socket joins and the class's session now — asked of the worker holding the class."""
+        room = self.get(class_id)
+        student = self.member(room, token)
+        rooms = [f"class:{room.id}", f"class:{room.id}:instructor" if student is None else f"student:{student.token}"]
+        answer = {"ok": True, "class": room.describe(for_instructor=student is None), "snapshot": None}
+        if student is not None:  # a page that reloads after the fork finds its private copy here
+            answer["student"] = {"id": student.id, "name": student.name, "sandbox": student.sandbox,
+                                 "sandbox_token": student.sandbox_token}
+        return {"answer": answer, "rooms": rooms, "session": room.session.id if room.session else None}
 
     def member(self, room: ClassRoom, token: Any) -> Student | None:
         """Who holds ``token`` in this class: ``None`` for the instructor, else the student (403)."""

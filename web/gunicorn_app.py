@@ -1,7 +1,7 @@
-"""Run the app under gunicorn from inside ``kclab serve`` (so the embedded ZooKeeper stays our
-child): one worker process, because every sandbox lives in that worker's memory, and many
-threads, because each open websocket holds one (Flask-SocketIO's threading mode): the socket cap
-plus a reserve for HTTP (``web/socket_cap.py``)."""
+"""Run the app under gunicorn from inside ``kclab serve`` (so the embedded ZooKeeper and Redis stay
+our children): ``workers`` processes, each holding its own sandboxes (with more than one, they
+meet in Redis: ``web/scaleout``), and many threads each, because each open websocket holds one
+(Flask-SocketIO's threading mode): the socket cap plus a reserve for HTTP (``web/socket_cap.py``)."""
 
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ class _Application(BaseApplication):
             app.extensions["kclab"].close()
 
 
-def serve(config: dict, host: str, port: int, threads: int, banner: str) -> int:
+def serve(config: dict, host: str, port: int, threads: int, banner: str, workers: int = 1) -> int:
     # KCLAB_GUNICORN_WORKER=gevent is for bench/sockets.py's comparison only (gevent is no dependency).
     worker = os.environ.get("KCLAB_GUNICORN_WORKER", "gthread")
-    options = {"bind": f"{host}:{port}", "workers": 1, "worker_class": worker, "threads": threads,
+    options = {"bind": f"{host}:{port}", "workers": workers, "worker_class": worker, "threads": threads,
                # connections beyond the threads wait, idle, in keep-alive (gthread's own limit)
                "worker_connections": threads + 256,
                "timeout": 0, "graceful_timeout": 5, "accesslog": None, "loglevel": "warning"}

@@ -26,7 +26,12 @@ from backend.runtime.runner import APP_VERSION, new_session_id
 from backend.faultscript.cluster_spec import ClusterSpec
 from backend.view import page
 from backend.zk import paths
+from web.capacity import Capacity, fixed_capacity
+from web.fairness import MAX_BATCH, FaultQueue
+from web.places import LocalPlaces, SandboxLimit
 from web.replay_access import write_owner
+
+__all__ = ["Sandbox", "SandboxLimit", "SandboxManager"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +65,8 @@ class Sandbox:
     """Who asked for it (``web.clients``): each client may hold only so many sandboxes."""
     own_zookeeper: Any = None
     """A lesson about ZooKeeper's quorum stops and starts servers: it gets an ensemble of its own."""
+    faults: FaultQueue = field(default_factory=FaultQueue)
+    """Its faults, one at a time (``web/fairness.py``): a flood holds few of the worker's threads."""
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
@@ -79,10 +86,11 @@ class Sandbox:
         with self.lock:
             return {"seq": self.view["seq"], "view": copy.deepcopy(self.view)}
 
-    def drain(self) -> list[dict]:
+    def drain(self, limit: int = MAX_BATCH) -> list[dict]:
+        """The oldest ``limit`` records waiting to be sent (the rest wait for the next round)."""
         with self.lock:
-            pending, self.pending = self.pending, []
-        return pending
+            batch, self.pending = self.pending[:limit], self.pending[limit:]
+        return batch
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
@@ -97,33 +105,26 @@ class Sandbox:
                             "config": dict(spec.config)}}
 
 
-class SandboxLimit(Exception):
-    """No room for another sandbox: on this machine (503), or for this client (429)."""
-
-    def __init__(self, message: str, status: int = 503) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 class SandboxManager:
-    def __init__(self, zk_hosts: str, replay_dir: Path, idle_seconds: float = 1800, max_sandboxes: int = 40,
-                 zk_control=None, chroot_root: str = paths.KCLAB_ROOT, max_per_client: int | None = None,
-                 client_of: Callable[[], str | None] = lambda: None,
-                 health_check: Callable[[], None] = lambda: None, owner=None) -> None:
+    def __init__(self, zk_hosts: str, replay_dir: Path, idle_seconds: float = 1800,
+                 max_sandboxes: int | Capacity = 40, zk_control=None, chroot_root: str = paths.KCLAB_ROOT,
+                 max_per_client: int | None = None, client_of: Callable[[], str | None] = lambda: None,
+                 health_check: Callable[[], None] = lambda: None, owner=None, places=None) -> None:
         self.zk_hosts = zk_hosts
         self.replay_dir = Path(replay_dir)
         self.idle_seconds = idle_seconds
-        self.max_sandboxes = max_sandboxes
+        capacity = max_sandboxes if isinstance(max_sandboxes, Capacity) else fixed_capacity(max_sandboxes)
+        self.places = places or LocalPlaces(capacity, max_per_client)
+        """The cap and the clients' shares (``web/places.py``): this process's, or every worker's in Redis."""
         self.zk_control = zk_control
         self.chroot_root = chroot_root
-        self.max_per_client = max_per_client
         self.client_of = client_of
+        """Who is asking now (``web.clients.current_client``); ``None``: the server itself."""
         self.health_check = health_check
+        """Raises (a 503) when ZooKeeper is unreachable: nothing that needs it is then started."""
         self.owner = owner
         """The app's ZooKeeper session (``AppSession``): claims each sandbox's chroot, so a sweep in
         another process never removes it; ``None`` (some tests): unclaimed."""
-        """Raises (a 503) when ZooKeeper is unreachable: nothing that needs it is then started."""
-        """Who is asking now (``web.clients.current_client``); ``None``: the server itself."""
         self._sandboxes: dict[str, Sandbox] = {}
         self._reserved: dict[str, str | None] = {}  # session id -> client
         self._lock = threading.Lock()
@@ -132,23 +133,15 @@ class SandboxManager:
         """Given to every sandbox (the broadcaster's wake-up)."""
 
     def _reserve(self, mode: str) -> str:
-        """A session id and a place under ``max_sandboxes`` (and the client's share), taken in
-        one step: sandboxes being built count, so requests arriving together cannot pass a limit."""
+        """A session id and a place under the cap (and the client's share), taken in one step:
+        sandboxes being built count, so requests arriving together cannot pass a limit."""
         self.health_check()
         client = self.client_of()
+        session_id = new_session_id(mode)
+        self.places.take(session_id, client)
         with self._lock:
-            if len(self._sandboxes) + len(self._reserved) >= self.max_sandboxes:
-                raise SandboxLimit(f"this server already runs {self.max_sandboxes} sandboxes; try again later")
-            if client is not None and self.max_per_client is not None:
-                held = sum(1 for s in self._sandboxes.values() if s.client == client)
-                held += sum(1 for c in self._reserved.values() if c == client)
-                if held >= self.max_per_client:
-                    raise SandboxLimit(f"you already have {held} sandboxes on this server (at most "
-                                       f"{self.max_per_client} each); close one or wait until an idle one is "
-                                       f"reclaimed", status=429)
-            session_id = new_session_id(mode)
             self._reserved[session_id] = client
-            return session_id
+        return session_id
 
     def _register(self, session_id: str, sandbox: Sandbox | None) -> None:
         """The reserved place becomes ``sandbox`` (``None``: building it failed, free the place)."""
@@ -157,6 +150,8 @@ class SandboxManager:
             if sandbox is not None:
                 sandbox.client = client
                 self._sandboxes[sandbox.id] = sandbox
+        if sandbox is None:
+            self.places.give_back(session_id)
         if sandbox is not None and sandbox.mode != "class":  # a class demo's log: the instructor's
             write_owner(self.replay_dir, sandbox.id, sandbox.token)
 
@@ -252,6 +247,7 @@ class SandboxManager:
         if sandbox is None or sandbox.closed:
             return
         sandbox.closed = True
+        self.places.give_back(sandbox_id)
         try:
             if sandbox.runner is not None:
                 sandbox.audience.stop()

@@ -18,6 +18,7 @@ from backend.faultscript.cluster_spec import ClusterSpec, check_cluster
 from backend.faultscript.schema import op_schema
 from backend.faultscript.types import NO_DEFAULT
 from backend.faultscript.vocabulary import FAULT_VOCABULARY, SCRIPT_VOCABULARY, check_step
+from web.fairness import SandboxBusy
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
 
 DEFAULT_CLUSTER = {"brokers": [0, 1, 2], "topics": {"t": {"partitions": 3, "replication_factor": 3}}}
@@ -60,8 +61,13 @@ def create_sandbox(manager: SandboxManager, body: Any, mode: str = "sandbox", **
     try:
         return manager.create(spec, mode=mode, **header)
     except SandboxLimit as exc:
-        retry = {"Retry-After": "60"} if exc.status == 503 else {}
-        raise ApiError(exc.status, str(exc), headers=retry) from None
+        raise refused(exc) from None
+
+
+def refused(limit: SandboxLimit) -> ApiError:
+    """No place for a sandbox, as the client sees it: how many run, and when to try again."""
+    return ApiError(limit.status, str(limit), headers={"Retry-After": str(limit.retry_after)},
+                    running=limit.running, retry_after=limit.retry_after)
 
 
 def sandbox_for(manager: SandboxManager, sandbox_id: Any, token: Any) -> Sandbox:
@@ -85,7 +91,11 @@ def apply(manager: SandboxManager, sandbox_id: Any, token: Any, body: Any, sourc
     checked = check_step(body, FAULT_VOCABULARY)
     if checked.issues:
         raise ApiError(400, "; ".join(message for _, message in checked.issues))
-    result = apply_fault(sandbox.cluster, op, checked.args, source=source, prechecked=True)
+    try:
+        with sandbox.faults.turn():  # one at a time per sandbox: a flood holds few threads (web/fairness.py)
+            result = apply_fault(sandbox.cluster, op, checked.args, source=source, prechecked=True)
+    except SandboxBusy as exc:
+        raise ApiError(429, str(exc), headers={"Retry-After": "1"}, retry_after=1) from None
     seq = result.record.seq if result.record else None
     if not result.ok:
         raise ApiError(409, result.message, seq=seq)

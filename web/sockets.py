@@ -14,6 +14,7 @@ from backend.faultscript.limits import MAX_JSON_DEPTH
 from web import service, zk_health
 from web.broadcast import room
 from web.clients import current_client
+from web.scaleout import routes
 
 
 def _state():
@@ -68,8 +69,27 @@ def guard(handler):
 def on_join(data):
     """Join first, snapshot second, catch-up third: a record emitted at any moment is then either
     in the snapshot, or in the catch-up, or in a later batch (perhaps twice: pages dedupe by seq)."""
+    owner = routes.owner_of("sandbox", data.get("sandbox"))
+    if owner is not None:
+        followed = follow_remote(owner, data["sandbox"], data.get("token"))
+        return {"ok": True, "snapshot": followed["snapshot"], "sandbox": followed["sandbox"]}
     sandbox = service.sandbox_for(_manager(), data.get("sandbox"), data.get("token"))
     return {"ok": True, "snapshot": follow(sandbox), "sandbox": sandbox.describe()}
+
+
+def follow_remote(owner: str, sandbox_id: str, token, call: str = "follow", *args) -> dict:
+    """``follow`` for a sandbox another worker holds: its room here (the message queue brings the
+    owner's broadcasts), then the owner's snapshot and catch-up (``web/scaleout/routes.py``)."""
+    join_room(room(sandbox_id))
+    try:
+        followed = _state().forwarder.call(owner, call, sandbox_id, token, *args)
+    except Exception:
+        leave_room(room(sandbox_id))
+        raise
+    _state().watching.setdefault(request.sid, set()).add(sandbox_id)
+    if followed["catch_up"]:
+        emit("records", {"sandbox": sandbox_id, "records": followed["catch_up"]})
+    return followed
 
 
 def follow(sandbox) -> dict:
@@ -85,9 +105,12 @@ def follow(sandbox) -> dict:
 
 
 def on_leave(data):
-    sandbox = service.sandbox_for(_manager(), data.get("sandbox"), data.get("token"))
-    leave_room(room(sandbox.id))
-    forget(request.sid, sandbox.id)
+    if routes.owner_of("sandbox", data.get("sandbox")) is not None:
+        sandbox_id = data["sandbox"]  # leaving a room needs no secret
+    else:
+        sandbox_id = service.sandbox_for(_manager(), data.get("sandbox"), data.get("token")).id
+    leave_room(room(sandbox_id))
+    forget(request.sid, sandbox_id)
     return {"ok": True}
 
 
@@ -127,11 +150,16 @@ def forget(sid: str, sandbox_id: str) -> None:
         if sandbox is not None:
             sandbox.watchers = max(0, sandbox.watchers - 1)
             sandbox.touch()
+        elif _state().workers is not None:
+            routes.unfollow_elsewhere(sandbox_id)
 
 
-def register(socketio: SocketIO) -> None:
-    """Bind the handlers to this app's Socket.IO server (one per app, so tests may build many)."""
-    for name, handler in (("join", on_join), ("leave", on_leave), ("fault", on_fault),
-                          ("records_since", on_records_since)):
+def register(socketio: SocketIO, handlers: dict) -> None:
+    """Bind the handlers to this app's Socket.IO server (one per app, so tests may build many);
+    ``handlers`` collects them by name, for the events another worker forwards here."""
+    for name, handler in (("join", on_join), ("leave", on_leave)):
         socketio.on_event(name, guard(handler))
+    for name, handler in (("fault", on_fault), ("records_since", on_records_since)):
+        handlers[name] = guard(handler)
+        socketio.on_event(name, guard(routes.routed_event(name, handler, "sandbox")))
     socketio.on_event("disconnect", on_disconnect)

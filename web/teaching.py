@@ -21,7 +21,7 @@ from backend.lessons.pacing import is_stop
 from backend.faultscript.loader import ScriptError
 from web.audience import NotNow, WebAudience
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
-from web.service import ApiError, sandbox_for
+from web.service import ApiError, refused, sandbox_for
 
 
 def lesson_entries(uploads: Path | None = None) -> list[LessonEntry]:
@@ -77,7 +77,7 @@ def start_walkthrough(manager: SandboxManager, lesson: Lesson, lesson_key: str, 
         return manager.create_lesson_session(lesson, WebAudience(fast_forward_to=from_step), lesson_key=lesson_key,
                                              **header)
     except SandboxLimit as exc:
-        raise ApiError(503, str(exc)) from None
+        raise refused(exc) from None
 
 
 def walkthrough_for(manager: SandboxManager, sandbox_id: Any, token: Any) -> Sandbox:
@@ -137,7 +137,7 @@ def rewind(manager: SandboxManager, sandbox_id: Any, token: Any, to_step: Any, u
             new = manager.create_lesson_session(lesson, WebAudience(fast_forward_to=to_step), mode="sandbox",
                                                 stop_before=to_step, lesson_key=old.lesson_id)
         except SandboxLimit as exc:
-            raise ApiError(503, str(exc)) from None
+            raise refused(exc) from None
     else:
         new = start_walkthrough(manager, lesson, old.lesson_id, from_step=to_step)
         manager.close(old.id)

@@ -8,6 +8,7 @@ from flask_socketio import SocketIO, join_room, leave_room
 
 from web import sockets, teaching
 from web.broadcast import room as sandbox_room
+from web.scaleout import routes
 
 
 def _state():
@@ -26,26 +27,24 @@ def on_lesson_answer(data):
 def on_join_class(data):
     """A student (their token) or the instructor (the instructor token) follows the class: its
     room for class events, and the current session's room for its records (watching only)."""
-    registry = _state().classes
-    room = registry.get(data.get("class"))
-    token = data.get("token")
-    student = registry.member(room, token)
-    is_instructor = student is None
-    if not is_instructor:
-        join_room(f"student:{student.token}")
-    join_room(f"class:{room.id}")
-    if is_instructor:
-        join_room(f"class:{room.id}:instructor")
     for previous in list(_state().class_watch.get(request.sid, ())):
         leave_room(sandbox_room(previous))
         sockets.forget(request.sid, previous)
-    answer = {"ok": True, "class": room.describe(for_instructor=is_instructor), "snapshot": None}
-    if student is not None:  # a page that reloads after the fork finds its private copy here
-        answer["student"] = {"id": student.id, "name": student.name, "sandbox": student.sandbox,
-                             "sandbox_token": student.sandbox_token}
-    if room.session is not None:
-        answer["snapshot"] = sockets.follow(room.session)
-        _state().class_watch[request.sid] = {room.session.id}
+    owner = routes.owner_of("class", data.get("class"))
+    if owner is None:
+        joined = _state().classes.joining(data.get("class"), data.get("token"))
+    else:
+        joined = _state().forwarder.call(owner, "class_join", data.get("class"), data.get("token"))
+    for name in joined["rooms"]:
+        join_room(name)
+    answer, session = joined["answer"], joined["session"]
+    if session is not None:
+        if owner is None:
+            answer["snapshot"] = sockets.follow(_state().sandboxes.get(session))
+        else:
+            answer["snapshot"] = sockets.follow_remote(owner, session, data.get("token"), "class_follow",
+                                                       data.get("class"))["snapshot"]
+        _state().class_watch[request.sid] = {session}
     return answer
 
 
@@ -62,11 +61,14 @@ def on_class_fault(data):
     return registry.act(room, data.get("token"), {k: v for k, v in data.items() if k not in ("class", "token")})
 
 
-def register(socketio: SocketIO, guard) -> None:
-    for name, handler in (("lesson_continue", on_lesson_continue), ("lesson_answer", on_lesson_answer),
-                          ("join_class", on_join_class), ("class_answer", on_class_answer),
-                          ("class_fault", on_class_fault)):
-        socketio.on_event(name, guard(handler))
+def register(socketio: SocketIO, guard, handlers: dict) -> None:
+    """Bind the handlers; those that act on a sandbox or class run on the worker that holds it."""
+    socketio.on_event("join_class", guard(on_join_class))
+    for name, handler, key in (("lesson_continue", on_lesson_continue, "sandbox"),
+                               ("lesson_answer", on_lesson_answer, "sandbox"),
+                               ("class_answer", on_class_answer, "class"), ("class_fault", on_class_fault, "class")):
+        handlers[name] = guard(handler)
+        socketio.on_event(name, guard(routes.routed_event(name, handler, key)))
 
 
 def notifier(socketio: SocketIO):

@@ -120,7 +120,7 @@ def _die_with_parent():
     return preexec
 
 
-_LIVE: set["ZooKeeperServer"] = set()
+_LIVE: set["ChildServer"] = set()
 
 
 @atexit.register
@@ -129,18 +129,65 @@ def _stop_all_at_exit():
         server.stop(grace=2.0)
 
 
-class ZooKeeperServer:
+class ChildServer:
+    """A server run as our child process that never outlives us (the module's docstring says
+    how), in a directory of its own: ZooKeeper here, Redis for several web workers."""
+
+    def __init__(self, base_dir: Path | None = None, keep_dir: bool = False) -> None:
+        self.base_dir, self._keep_dir = base_dir, keep_dir
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self.stopped = True
+        """Stopped by :meth:`stop` (on purpose), as opposed to a process that died by itself."""
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self.running else None
+
+    def _spawn(self, command: list[str], log_path: Path) -> None:
+        """Start ``command`` (the caller holds ``_lock``), its output appended to ``log_path``."""
+        with open(log_path, "ab") as log:
+            self._proc = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                cwd=self.base_dir, process_group=0, preexec_fn=_die_with_parent())
+        _LIVE.add(self)
+
+    def stop(self, grace: float = 5.0, kill: bool = False) -> None:
+        """SIGTERM, then SIGKILL after ``grace`` seconds (at once if ``kill``); wait; idempotent.
+
+        Removes the directory unless it was given to the constructor.
+        """
+        with self._lock:
+            self.stopped = True
+            proc, self._proc = self._proc, None
+            _LIVE.discard(self)
+            if proc is not None and proc.poll() is None:
+                _signal_group(proc, signal.SIGKILL if kill else signal.SIGTERM)
+                try:
+                    proc.wait(grace)
+                except subprocess.TimeoutExpired:
+                    _signal_group(proc, signal.SIGKILL)
+                    proc.wait()
+            if not self._keep_dir and self.base_dir is not None:
+                shutil.rmtree(self.base_dir, ignore_errors=True)
+                self.base_dir = None
+
+
+class ZooKeeperServer(ChildServer):
     """One ZooKeeper server process; standalone unless ``extra_config`` names peers."""
 
     def __init__(self, port: int | None = None, *, data_dir: str | os.PathLike | None = None,
                  tick_time_ms: int = 500, max_session_timeout_ms: int = 60_000,
                  force_sync: bool = True, classpath: ZooKeeperClasspath | None = None,
                  myid: int | None = None, extra_config: dict[str, object] | None = None):
+        super().__init__(Path(data_dir) if data_dir is not None else None, keep_dir=data_dir is not None)
         self.port = port or free_ports(1)[0]
         self.classpath = classpath or find_zookeeper_classpath()
         self.myid = myid
-        self._keep_dir = data_dir is not None
-        self.base_dir = Path(data_dir) if data_dir is not None else None
         self._config = {
             "tickTime": tick_time_ms,
             "initLimit": 10,
@@ -155,23 +202,11 @@ class ZooKeeperServer:
         if not force_sync:
             self._config["forceSync"] = "no"  # faster fsync-free writes: tests only
         self._config.update(extra_config or {})
-        self._proc: subprocess.Popen | None = None
-        self._lock = threading.Lock()
-        self.stopped = True
-        """Stopped by :meth:`stop` (on purpose), as opposed to a JVM that died by itself."""
 
     # -- facts ---------------------------------------------------------------------------------
     @property
     def hosts(self) -> str:
         return f"{LOOPBACK}:{self.port}"
-
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self.running else None
 
     @property
     def log_path(self) -> Path | None:
@@ -217,11 +252,7 @@ class ZooKeeperServer:
             config = self._write_files()
             command = [java_executable(), *JVM_OPTIONS, *self._logging_options(),
                        "-cp", self.classpath.classpath, MAIN_CLASS, str(config)]
-            with open(self.log_path, "ab") as log:
-                self._proc = subprocess.Popen(
-                    command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    cwd=self.base_dir, process_group=0, preexec_fn=_die_with_parent())
-            _LIVE.add(self)
+            self._spawn(command, self.log_path)
 
     def wait_until_serving(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
@@ -233,26 +264,6 @@ class ZooKeeperServer:
             if time.monotonic() >= deadline:
                 raise ZooKeeperStartError(self._failure(f"did not serve within {timeout:g} s"))
             time.sleep(0.05)
-
-    def stop(self, grace: float = 5.0, kill: bool = False) -> None:
-        """SIGTERM, then SIGKILL after ``grace`` seconds (at once if ``kill``); wait; idempotent.
-
-        Removes the data directory unless it was given to the constructor.
-        """
-        with self._lock:
-            self.stopped = True
-            proc, self._proc = self._proc, None
-            _LIVE.discard(self)
-            if proc is not None and proc.poll() is None:
-                _signal_group(proc, signal.SIGKILL if kill else signal.SIGTERM)
-                try:
-                    proc.wait(grace)
-                except subprocess.TimeoutExpired:
-                    _signal_group(proc, signal.SIGKILL)
-                    proc.wait()
-            if not self._keep_dir and self.base_dir is not None:
-                shutil.rmtree(self.base_dir, ignore_errors=True)
-                self.base_dir = None
 
     def __enter__(self) -> "ZooKeeperServer":
         return self.start()

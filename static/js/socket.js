@@ -34,6 +34,11 @@ export function connectSandbox(io, {sandbox, token, onSnapshot, onRecords, onSta
     if (!closed && payload?.sandbox === sandbox && Array.isArray(payload.records)) onRecords(payload.records, payload.head);
   });
   socket.on('zookeeper', (status) => { if (!closed) onZookeeper?.(status); }); // the server's ZooKeeper came or went
+  socket.on('sandbox_gone', (payload) => { // the server process that held this sandbox stopped
+    if (closed || payload?.sandbox !== sandbox) return;
+    onStatus?.('gone');
+    onJoinError?.(payload.error);
+  });
   socket.on('disconnect', (reason) => {
     if (closed) return;
     onStatus?.(`disconnected (${reason})`);

@@ -18,7 +18,7 @@ from tests.deploy.conftest import (ADMIN_ENV, COMPOSE, PINNED, ROOT, compose_too
                                    pyproject)
 
 SPARK_MASTER = "spark://spark-master:7077"
-APP_SERVICES = {"app", "spark-master", "spark-worker", "stats"}
+APP_SERVICES = {"app", "spark-master", "spark-worker", "stats", "redis"}
 PUBLIC_PORTS = {"proxy": {"80:80", "443:443", "443:443/udp"}}
 # The variables the zookeeper image's docker-entrypoint.sh (3.8.6) and zkServer.sh read: a typo
 # here would be ignored silently and the ensemble would run on the image's defaults.
@@ -163,3 +163,18 @@ def test_the_app_is_given_a_stable_token_and_its_public_address(services):
     for variable in ("KCLAB_PUBLIC_HOST", "KCLAB_INSTRUCTOR_TOKEN", "KCLAB_TLS"):
         assert re.search(rf"^{variable}=", example, re.M), f".env.example does not set {variable}"
     assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in services["proxy"]["volumes"]
+
+
+def test_app_replicas_share_an_internal_redis_and_the_proxy_reaches_every_one(services):
+    app, redis = services["app"], services["redis"]
+    assert app["deploy"]["replicas"] == "${KCLAB_APP_REPLICAS:-2}"
+    command = app["command"]
+    assert command[command.index("--redis") + 1] == "redis://redis:6379/0"
+    assert command[command.index("--trusted-proxies") + 1] == "1"  # Caddy's X-Forwarded-For names the student
+    assert app["depends_on"]["redis"] == {"condition": "service_healthy"}
+    assert "ports" not in redis and redis["expose"] == ["6379"]  # the compose network only
+    assert redis["command"][0] == "redis-server" and "--save" in redis["command"]  # nothing kept on disk
+    caddyfile = (ROOT / "deploy" / "Caddyfile").read_text()
+    assert re.search(r"dynamic a \{\$KCLAB_UPSTREAM_HOST:app\} \{\$KCLAB_UPSTREAM_PORT:5000\}", caddyfile)
+    assert "lb_policy least_conn" in caddyfile
+    assert "redis-server" in (ROOT / "Dockerfile").read_text()

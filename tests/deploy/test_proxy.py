@@ -51,7 +51,8 @@ def proxied(zk_hosts, tmp_path_factory):
                             {"KCLAB_INSTRUCTOR_TOKEN": TOKEN, "KCLAB_PUBLIC_URL": public}, ROOT)
     proxy, proxy_output = start(
         [caddy, "run", "--config", str(CADDYFILE), "--adapter", "caddyfile"],
-        {"KCLAB_PUBLIC_HOST": "localhost", "KCLAB_TLS": "internal", "KCLAB_UPSTREAM": f"127.0.0.1:{app_port}",
+        {"KCLAB_PUBLIC_HOST": "localhost", "KCLAB_TLS": "internal", "KCLAB_UPSTREAM_HOST": "127.0.0.1",
+         "KCLAB_UPSTREAM_PORT": str(app_port),
          "KCLAB_HTTPS_PORT": str(https_port), "KCLAB_HTTP_PORT": str(http_port), "CADDY_ADMIN": "off",
          "XDG_DATA_HOME": str(work / "caddy-data"), "XDG_CONFIG_HOME": str(work / "caddy-config")}, work)
     try:

@@ -67,7 +67,7 @@ def serving(zk_hosts: str, data_dir: Path):
     port = free_port()
     env = {**os.environ, "KCLAB_INSTRUCTOR_TOKEN": INSTRUCTOR_TOKEN, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "web.cli", "serve", "--zk", zk_hosts, "--port", str(port),
-                             "--data-dir", str(data_dir), "--threads", "64"],
+                             "--data-dir", str(data_dir), "--threads", "64", "--workers", "1"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = LineReader(proc.stdout)
     try:

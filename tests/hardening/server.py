@@ -70,7 +70,8 @@ def serve(tmp: Path, *args: str, **env: str) -> Served:
     port = free_ports(1)[0]
     token = "hardening-instructor-token"
     environment = {**os.environ, "KCLAB_INSTRUCTOR_TOKEN": token, **{f"KCLAB_{k}": v for k, v in env.items()}}
-    proc = subprocess.Popen([*kclab_command(), "serve", "--port", str(port), "--data-dir", str(tmp), *args],
+    workers = [] if "--workers" in args else ["--workers", "1"]  # one process, as these tests look into it
+    proc = subprocess.Popen([*kclab_command(), "serve", "--port", str(port), "--data-dir", str(tmp), *workers, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment,
                             start_new_session=True)
     out = LineReader(proc.stdout)

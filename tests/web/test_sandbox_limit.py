@@ -15,7 +15,7 @@ def test_a_sandbox_being_built_holds_its_place_under_the_limit(zk_hosts, tmp_pat
     try:
         first = manager.create(spec)
         reserved = manager._reserve("lesson")  # a lesson session half-built, as create_lesson_session leaves it
-        with pytest.raises(SandboxLimit, match="already runs 2 sandboxes"):
+        with pytest.raises(SandboxLimit, match="runs 2 sandboxes, as many as it holds"):
             manager.create(spec)
         manager._register(reserved, None)  # building it failed: the place is free again
         second = manager.create(spec)

@@ -1,8 +1,9 @@
 """``kclab serve``: the web app, on an embedded ZooKeeper unless ``--zk`` names an ensemble.
 
-By default it runs under gunicorn (one worker — the sandboxes live in its memory — with many
-threads), which is what a class of thirty needs; ``--dev`` uses Werkzeug's development server
-instead. It prints the URL once the app answers.
+By default it runs under gunicorn with one worker process per core (``--workers N``), each with
+many threads; the workers share a Redis (``web/scaleout``), started as a child process like the
+embedded ZooKeeper unless ``--redis`` names one. ``--dev`` uses Werkzeug's development server
+instead (one process). It prints the URL once the app answers.
 
 The printed links use ``--public-url`` (or ``KCLAB_PUBLIC_URL``) when the app sits behind a
 reverse proxy or is reached by a name: students cannot open ``http://127.0.0.1:5000/``, and an
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 MAX_URL_LENGTH = 200
@@ -29,6 +31,12 @@ def public_url(text: str) -> str:
             f"{text[:MAX_URL_LENGTH]!r} is not a public URL like https://lab.example.edu/ "
             f"(http or https, a host, an optional port and path, at most {MAX_URL_LENGTH} characters)")
     return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/"
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers from 1 to 64")
+    return int(text)
 
 
 def register(subparsers) -> None:
@@ -47,6 +55,15 @@ def register(subparsers) -> None:
     parser.add_argument("--max-sockets", type=int, default=1000,
                         help="open page sockets (each holds a thread; more are refused until one closes; default 1000; "
                              "0: no cap, as before issue 11 — for benchmarks)")
+    parser.add_argument("--max-sandboxes", type=int, default=None, metavar="N",
+                        help="sandboxes the server runs at most, across its workers (default: what the machine's "
+                             "memory and cores hold, measured per sandbox: web/capacity.py)")
+    parser.add_argument("--workers", type=_positive, default=None, metavar="N",
+                        help="worker processes, so a class uses every core (default: the number of cores); more "
+                             "than one needs Redis: a redis-server of its own unless --redis names one")
+    parser.add_argument("--redis", metavar="URL", default=os.environ.get("KCLAB_REDIS_URL") or None,
+                        help="an existing Redis for the workers' message queue, e.g. redis://redis:6379/0 (default: "
+                             "$KCLAB_REDIS_URL, else a redis-server started as the app's child when workers > 1)")
     parser.add_argument("--trusted-proxies", type=int, default=0, metavar="N",
                         help="reverse proxies in front of the app whose X-Forwarded-For names the client (default 0)")
     parser.add_argument("--data-dir", metavar="DIR", help="replay logs and uploads (default ./var)")
@@ -66,6 +83,12 @@ def run(args) -> int:
     logging.getLogger("kazoo").setLevel(logging.ERROR)
     if args.data_dir:
         os.environ["KCLAB_DATA_DIR"] = args.data_dir
+    with _message_queue(args) as redis_url:
+        args.redis = redis_url
+        return _with_zookeeper(args, token)
+
+
+def _with_zookeeper(args, token: str) -> int:
     if args.zk:
         return _serve(args, args.zk, None, token)
     from backend.zkserver.server import ZooKeeperServer
@@ -75,6 +98,34 @@ def run(args) -> int:
         supervisor = Supervisor(zk, on_restart=_said).start()  # a JVM that dies comes back, same port and data
         try:
             return _serve(args, zk.hosts, zk, token)
+        finally:
+            supervisor.stop()
+
+
+@contextmanager
+def _message_queue(args):
+    """The workers' Redis: ``--redis``'s, else a child ``redis-server`` (supervised: restarted if
+    it dies, and stopped with us), or none for one worker. A machine without ``redis-server``
+    runs one worker and says why."""
+    from web.capacity import machine_cores
+    from web.scaleout.redis_server import RedisServer, redis_available
+    from backend.zkserver.supervisor import Supervisor
+    args.workers = 1 if args.dev else (args.workers or machine_cores())
+    if args.workers <= 1 or args.redis:
+        yield args.redis
+        return
+    if not redis_available():
+        print(f"kclab serve: redis-server is not installed, so the app runs 1 worker instead of {args.workers} "
+              "(install Debian's redis-server, or name one with --redis URL)", file=sys.stderr, flush=True)
+        args.workers = 1
+        yield None
+        return
+    with RedisServer() as server:
+        supervisor = Supervisor(server, on_restart=lambda s, error: print(
+            f"Redis on {s.hosts} had stopped: {'restarted' if error is None else f'not restarted yet: {error}'}",
+            file=sys.stderr, flush=True)).start()
+        try:
+            yield server.url
         finally:
             supervisor.stop()
 
@@ -90,17 +141,21 @@ def _said(server, error) -> None:
 
 def _serve(args, hosts: str, zk_control, token: str) -> int:
     config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token,
-              "MAX_SOCKETS": args.max_sockets or None, "TRUSTED_PROXIES": args.trusted_proxies}
+              "MAX_SOCKETS": args.max_sockets or None, "TRUSTED_PROXIES": args.trusted_proxies,
+              "MAX_SANDBOXES": args.max_sandboxes, "REDIS_URL": args.redis}
     for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST"):
         if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
             config[key] = float(os.environ[f"KCLAB_{key}"])
+    from web.capacity import capacity
     url = args.public_url or f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
     banner = (f"Kafka Controller Lab is serving at {url} (listening on {args.host}:{args.port})\n"
               f"Instructor (keep this link to yourself): {url}instructor#token={token}\n"
               f"Students join a class at {url}join\n"
               f"Class statistics (instructor): {url}stats#token={token}\n"
               f"Every recorded session (instructor): {url}replays#token={token}\n"
-              f"ZooKeeper: {hosts} (each sandbox under /kclab/<session-id>)\nStop with Ctrl-C.")
+              f"ZooKeeper: {hosts} (each sandbox under /kclab/<session-id>)\n"
+              f"Sandboxes: at most {capacity(args.max_sandboxes).why}\n"
+              f"Workers: {args.workers}{f' (message queue {args.redis})' if args.redis else ''}\nStop with Ctrl-C.")
     if args.dev:
         from web.app import create_app
         app = create_app(config)
@@ -112,4 +167,4 @@ def _serve(args, hosts: str, zk_control, token: str) -> int:
             app.extensions["kclab"].close()
         return 0
     from web.gunicorn_app import serve
-    return serve(config, args.host, args.port, args.max_sockets + args.threads, banner)
+    return serve(config, args.host, args.port, args.max_sockets + args.threads, banner, args.workers)

@@ -1,0 +1,286 @@
+"""A classroom on one machine: N students, each with a private sandbox and a real Socket.IO client
+(websocket transport), acting about once every ``--fault-interval`` s (crash and start a broker
+in turn), while every one of them also follows the instructor's class demo (a fault every
+``--demo-interval`` s on the class's shared cluster).
+
+Variants, measured side by side in one run on the same ZooKeeper (issue 14's table):
+
+* ``today`` — the tree at ``--today`` (default: issue 14's start commit), exported with
+  ``git archive`` into a temporary directory: one process, as it was;
+* ``head-1w`` — this tree, ``kclab serve --workers 1``;
+* ``head-2w`` — this tree, ``kclab serve --workers 2`` (its own child redis-server).
+
+For each: how many sandboxes it accepts (``--accept-up-to``: default sandboxes are created until
+one is refused) and the server's memory per sandbox (its process tree's RSS), the idle CPU per
+sandbox (the server's process tree over ``--idle-seconds`` with every sandbox idle and no page
+open), then the class: fault -> that student's page p99 (the time from sending a fault to the
+student's client receiving the fault's record, by seq), class demo -> every student p99 (the
+instructor's fault to each student's client receiving its record), records lost (a fault whose
+record never came) and duplicates, the server's CPU per fault (the window's CPU above the idle
+rate, over the faults applied), and the faults a second the server carried out. ZooKeeper is the bench's own (its CPU is not the server's).
+
+    .venv/bin/python bench/classroom.py --students 36 --accept-up-to 41 --seconds 60 --json > /tmp/classroom.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.web_delivery import (AppServer, ClientPool, Watcher, _drive_faults, _fault_result, children,  # noqa: E402
+                                cpu_seconds, latency_stats, log, machine, server_api_clone)
+
+TODAY = "335c21b"
+INSTRUCTOR = {"X-Instructor-Token": "bench-instructor-token"}
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds so far of ``pid`` and every descendant (gunicorn's master, its workers, a
+    child redis-server): the whole server."""
+    return _tree_sum(pid, cpu_seconds)
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and every descendant, in MB."""
+    def rss(one: int) -> float:
+        status = Path(f"/proc/{one}/status").read_text()
+        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS")) / 1024
+    return _tree_sum(pid, rss)
+
+
+def _tree_sum(pid: int, measure) -> float:
+    total, stack = 0.0, [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            total += measure(current)
+        except (OSError, StopIteration):
+            continue
+        stack.extend(children(current))
+    return total
+
+
+class ClassWatcher(Watcher):
+    """A student's page: its own sandbox, and the class demo it follows (``join_class``)."""
+
+    def __init__(self, url: str, sandbox: dict, count_kinds: bool = False) -> None:
+        self.demo: dict[int, float] = {}
+        self.demo_duplicates = 0
+        super().__init__(url, sandbox, count_kinds)
+        self.sio.on("records", self._on_any)
+        joined = self.sio.call("join_class", {"class": sandbox["class"], "token": sandbox["student_token"]},
+                               timeout=60)
+        if not joined or not joined.get("ok"):
+            raise RuntimeError(f"join_class refused: {joined}")
+        self.session = joined["class"]["session"]
+
+    def _on_any(self, payload) -> None:
+        if payload.get("sandbox") == self.sandbox:
+            return self._on_records(payload)
+        if payload.get("sandbox") == getattr(self, "session", None) and "head" in payload:
+            now = time.time() * 1000
+            for record in payload["records"]:
+                if record["seq"] in self.demo:
+                    self.demo_duplicates += 1
+                else:
+                    self.demo[record["seq"]] = now
+
+
+def classroom_process(url: str, students: list[dict], conn, _count_kinds: bool) -> None:
+    """ClientPool's child: one ClassWatcher per student; ("faults", ...) -> ("result", ...)."""
+    watchers: list[ClassWatcher] = []
+    try:
+        for student in students:
+            watchers.append(ClassWatcher(url, student))
+        conn.send(("ready", len(watchers)))
+        _, seconds, interval, via, seed = conn.recv()
+        faults = _drive_faults(url, watchers, seconds, interval, via, seed)
+        time.sleep(3.0)  # the last records are on their way
+        result = _fault_result(watchers, faults)
+        result["demo"] = [dict(w.demo) for w in watchers]
+        result["demo_duplicates"] = sum(w.demo_duplicates for w in watchers)
+        result["duplicates"] = sum(w.duplicates for w in watchers)
+        conn.send(("result", result))
+    except Exception as exc:  # noqa: BLE001 - the bench reports it and cleans up
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        for watcher in watchers:
+            watcher.close()
+
+
+def accept(server: AppServer, up_to: int) -> tuple[list[dict], str | None]:
+    """Default sandboxes until one is refused (its message returned) or ``up_to`` run, three at a time."""
+    made: list[dict] = []
+    refusal: list[str] = []
+    lock = threading.Lock()
+
+    def create() -> None:
+        api = server_api_clone(server)
+        while not refusal:
+            with lock:
+                if len(made) >= up_to:
+                    return
+                made.append({})  # a place, filled below
+                slot = len(made) - 1
+            try:
+                made[slot] = api.create_sandbox()
+            except RuntimeError as exc:
+                refusal.append(str(exc))
+                return
+    threads = [threading.Thread(target=create) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [m for m in made if m], (refusal[0] if refusal else None)
+
+
+def demo_driver(server: AppServer, class_id: str, seconds: float, interval: float, out: list) -> threading.Thread:
+    """The instructor: crash and start broker 1 of the class cluster every ``interval`` s."""
+    api = server_api_clone(server)
+
+    def run() -> None:
+        end, step = time.monotonic() + seconds, 0
+        while time.monotonic() < end:
+            op = "crash_broker" if step % 2 == 0 else "start_broker"
+            sent = time.time() * 1000
+            try:
+                response = api.http.post(f"{server.url}api/classes/{class_id}/faults", json={"op": op, "broker": 1},
+                                         headers=INSTRUCTOR, timeout=60)
+                out.append((sent, response.json().get("seq")))
+            except Exception as exc:  # noqa: BLE001
+                log(f"  demo fault failed: {exc}")
+            step += 1
+            time.sleep(max(0.0, interval - (time.time() * 1000 - sent) / 1000))
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str, args, tmp: Path) -> dict:
+    data = tmp / f"data-{name}"
+    data.mkdir()
+    server = AppServer(hosts, data, args.threads, source=source, serve_args=serve_args)
+    created: list[dict] = []
+    pool = None
+    try:
+        log(f"[{name}] serving at {server.url}; creating up to {args.accept_up_to} sandboxes")
+        rss0 = tree_rss_mb(server.proc.pid)
+        created, refusal = accept(server, args.accept_up_to)
+        accepted = len(created)
+        time.sleep(5)
+        rss_per_sandbox = (tree_rss_mb(server.proc.pid) - rss0) / max(1, accepted)
+        log(f"[{name}] accepted {accepted}; refusal: {refusal}")
+        for sandbox in created[args.students:]:  # the class needs ``students`` of them
+            server.delete_sandbox(sandbox)
+        created = created[:args.students]
+        time.sleep(5)
+        load = os.getloadavg()
+        c0, t0 = tree_cpu(server.proc.pid), time.monotonic()
+        time.sleep(args.idle_seconds)
+        idle_rate = (tree_cpu(server.proc.pid) - c0) / (time.monotonic() - t0)
+        room = server.http.post(f"{server.url}api/classes", json={}, headers=INSTRUCTOR).json()
+        server.http.post(f"{server.url}api/classes/{room['id']}/session", json={}, headers=INSTRUCTOR)
+        for sandbox in created:
+            joined = server.http.post(f"{server.url}api/classes/join", json={"code": room["code"], "name": "s"},
+                                      headers={"X-Forwarded-For": sandbox["address"]}).json()
+            sandbox.update({"class": room["id"], "student_token": joined["token"]})
+        pool = ClientPool(server.url, created, args.client_procs, target=classroom_process)
+        joined = pool.wait_ready()
+        demo: list = []
+        c1, t1 = tree_cpu(server.proc.pid), time.monotonic()
+        driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo)
+        results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed,
+                               timeout=args.seconds + 400)
+        driver.join(60)
+        c2, t2 = tree_cpu(server.proc.pid), time.monotonic()
+    finally:
+        if pool is not None:
+            pool.close()
+        for sandbox in created:
+            server.delete_sandbox(sandbox)
+        server.stop()
+    faults = [f for r in results for f in r["faults"]]
+    applied = sum(1 for f in faults if f["ok"]) + len(demo)
+    window = t2 - t1
+    demo_latency = [got[seq] - sent for sent, seq in demo if seq is not None for r in results for got in r["demo"]
+                    if seq in got]
+    demo_missing = sum(1 for sent, seq in demo if seq is not None for r in results for got in r["demo"]
+                       if seq not in got)
+    return {
+        "variant": name, "serve_args": list(serve_args), "loadavg_at_start": [round(x, 2) for x in load],
+        "accepted": accepted, "refused_with": refusal, "students": joined,
+        "server_rss_mb_per_sandbox": round(rss_per_sandbox, 2),
+        "idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / max(1, len(created)), 3),
+        "server_cpu_ms_per_fault": round(1000 * max(0.0, (c2 - c1) - idle_rate * window) / max(1, applied), 1),
+        "server_cpu_pct_of_one_core": round(100 * (c2 - c1) / window, 1),
+        "faults_per_s": round(applied / window, 2), "faults": len(faults),
+        "faults_refused": sum(1 for f in faults if not f["ok"]),
+        "fault_records_lost": sum(1 for f in faults if f["ok"] and f["latency_ms"] is None),
+        "duplicates": sum(r["duplicates"] for r in results),
+        "fault_to_page": latency_stats([f["latency_ms"] for f in faults if f["latency_ms"] is not None]),
+        "demo_faults": len(demo), "demo_records_lost": demo_missing,
+        "demo_duplicates": sum(r["demo_duplicates"] for r in results),
+        "demo_to_every_student": latency_stats(demo_latency),
+    }
+
+
+def export(commit: str, into: Path) -> Path:
+    """The tree at ``commit`` (``git archive``: no worktree is added to the repository)."""
+    into.mkdir()
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--accept-up-to", type=int, default=None, help="sandboxes to try (default: --students)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="the class's measured window")
+    parser.add_argument("--idle-seconds", type=float, default=20.0)
+    parser.add_argument("--fault-interval", type=float, default=10.0, help="seconds between a student's faults")
+    parser.add_argument("--demo-interval", type=float, default=3.0, help="seconds between the demo's faults")
+    parser.add_argument("--variants", default="today,head-1w,head-2w")
+    parser.add_argument("--today", default=TODAY, help="the commit measured as today")
+    parser.add_argument("--threads", type=int, default=64)
+    parser.add_argument("--client-procs", type=int, default=None, help="default: one per 20 students, at most 5")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    args.accept_up_to = max(args.accept_up_to or args.students, args.students)
+    args.client_procs = args.client_procs or max(1, min(5, -(-args.students // 20)))
+    from backend.zkserver.server import ZooKeeperServer
+    results: dict[str, Any] = {"command": " ".join(["bench/classroom.py", *(argv or sys.argv[1:])]),
+                               "machine": machine(), "variants": []}
+    with tempfile.TemporaryDirectory(prefix="kclab-classroom-") as tmp, ZooKeeperServer(force_sync=False) as zk:
+        today = export(args.today, Path(tmp) / "today") if "today" in args.variants else None
+        sources = {"today": (today, ()), "head-1w": (ROOT, ("--workers", "1")),
+                   "head-2w": (ROOT, ("--workers", "2"))}
+        for name in args.variants.split(","):
+            source, serve_args = sources[name]
+            random.seed(args.seed)
+            result = run_variant(name, source, serve_args, zk.hosts, args, Path(tmp))
+            log(json.dumps(result))
+            results["variants"].append(result)
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

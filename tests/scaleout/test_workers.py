@@ -1,0 +1,155 @@
+"""Several worker processes as one app: a sandbox in each, answered from either; a class held by
+one followed by students connected to the other, with a reload mid-stream that loses and repeats
+nothing; the cap counted across workers; a worker killed (SIGKILL): its sandboxes' pages and API
+say so, and every other sandbox goes on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import socketio
+
+from tests.scaleout.conftest import CAP
+from tests.support import wait_until
+
+ONE = {"cluster": {"brokers": [0, 1]}}
+
+
+def _h(sandbox):
+    return {"X-Sandbox-Token": sandbox["token"]}
+
+
+def _new(worker) -> dict:
+    status, body, _ = worker.call("POST", "/api/sandboxes", ONE)
+    assert status == 201, body
+    return body
+
+
+def _close(worker, sandbox) -> None:
+    worker.call("DELETE", f"/api/sandboxes/{sandbox['id']}", headers=_h(sandbox))
+
+
+class Page:
+    """A page's socket: the records it received, by sandbox, and every other event."""
+
+    def __init__(self, worker):
+        self.sio = socketio.Client(reconnection=False)
+        self.records: dict[str, list[dict]] = {}
+        self.events: list[tuple[str, dict]] = []
+        self.sio.on("records", lambda p: self.records.setdefault(p["sandbox"], []).extend(p["records"]))
+        self.sio.on("*", lambda event, payload=None: self.events.append((event, payload)))
+        self.sio.connect(worker.url, transports=["websocket"], wait_timeout=20)
+
+    def ask(self, event, data):
+        return self.sio.call(event, data, timeout=30)
+
+    def seqs(self, sandbox_id):
+        return {r["seq"] for r in self.records.get(sandbox_id, [])}
+
+    def close(self):
+        self.sio.disconnect()
+
+
+def test_a_sandbox_in_each_worker_answers_from_either_and_the_cap_counts_both(pair, shared):
+    a, b = pair
+    on_a, on_b = _new(a), _new(b)
+    try:
+        owners = shared.hgetall("kclab:places")
+        assert owners[on_a["id"]].split("|")[0] != owners[on_b["id"]].split("|")[0]  # a sandbox in each worker
+        # B acts on A's sandbox (forwarded to its owner), and a page on B follows it live.
+        page = Page(b)
+        try:
+            joined = page.ask("join", {"sandbox": on_a["id"], "token": on_a["token"]})
+            assert joined["ok"] and joined["sandbox"]["id"] == on_a["id"], joined
+            status, body, _ = b.call("POST", f"/api/sandboxes/{on_a['id']}/faults", {"op": "crash_broker", "broker": 1},
+                                     headers=_h(on_a))
+            assert status == 200, body
+            wait_until(lambda: body["seq"] in page.seqs(on_a["id"]), 20, "the fault's record on B's page")
+            ack = page.ask("fault", {"sandbox": on_a["id"], "token": on_a["token"], "op": "start_broker",
+                                     "broker": 1})
+            assert ack["ok"], ack
+            assert b.call("GET", f"/api/sandboxes/{on_a['id']}", headers={"X-Sandbox-Token": "wrong"})[0] == 403
+        finally:
+            page.close()
+        # The cap counts both workers' sandboxes: A refuses once A and B together hold CAP.
+        more = [_new(w) for w in (a, b, a, b)]
+        status, body, headers = a.call("POST", "/api/sandboxes", ONE)
+        assert status == 503 and body["running"] == CAP and headers["Retry-After"], body
+        for sandbox in more:
+            _close(b, sandbox)  # closed through either worker
+    finally:
+        _close(a, on_a)
+        _close(a, on_b)
+    assert shared.hlen("kclab:places") == 0
+
+
+def test_a_class_on_one_worker_is_followed_from_the_other_through_a_reload(pair):
+    a, b = pair
+    ih = {"X-Instructor-Token": a.token}
+    status, room, _ = a.call("POST", "/api/classes", {}, headers=ih)
+    assert status == 201
+    assert a.call("POST", f"/api/classes/{room['id']}/session", ONE, headers=ih)[0] == 201
+    status, joined, _ = b.call("POST", "/api/classes/join", {"code": room["code"], "name": "Ada"})  # on B
+    assert status == 201, joined
+    member = {"class": room["id"], "token": joined["token"]}
+    first = Page(b)
+    answer = first.ask("join_class", member)
+    assert answer["ok"] and answer["snapshot"] is not None, answer
+    session = answer["class"]["session"]
+    stop = threading.Event()
+
+    def demo():  # the instructor's stream of faults, on A
+        for n in range(40):
+            if stop.is_set():
+                return
+            op = "crash_broker" if n % 2 == 0 else "start_broker"
+            a.call("POST", f"/api/classes/{room['id']}/faults", {"op": op, "broker": 1}, headers=ih)
+
+    streaming = threading.Thread(target=demo)
+    streaming.start()
+    try:
+        wait_until(lambda: len(first.seqs(session)) >= 6, 30, "the demo's records on the student's page")
+        first.close()  # the student reloads mid-stream
+        second = Page(b)
+        again = second.ask("join_class", member)
+        assert again["ok"], again
+        snapshot_seq = again["snapshot"]["seq"]
+    finally:
+        streaming.join(120)
+        stop.set()
+    status, owner_records, _ = a.call("GET", f"/api/classes/{room['id']}/records?since=0", headers=ih)
+    last = owner_records["records"][-1]["seq"]
+    wait_until(lambda: max(second.seqs(session) | {snapshot_seq}) >= last, 30, "the stream's end on the page")
+    got = {}
+    for record in second.records[session]:
+        assert got.setdefault(record["seq"], record) == record  # a repeat is the same record (the page dedupes)
+    after = {seq for seq in got if snapshot_seq < seq <= last}  # (records after ``last`` may still come)
+    assert after == set(range(snapshot_seq + 1, last + 1))  # nothing lost after the snapshot
+    by_seq = {r["seq"]: r for r in owner_records["records"]}
+    assert all(got[seq] == by_seq[seq] for seq in after)
+    second.close()
+
+
+def test_a_killed_worker_is_said_and_the_others_go_on(pair, shared):
+    a, b = pair
+    doomed, living = _new(b), _new(a)
+    page = Page(a)
+    try:
+        assert page.ask("join", {"sandbox": doomed["id"], "token": doomed["token"]})["ok"]
+        os.kill(b.worker_pid(), signal.SIGKILL)  # gunicorn's worker of B, holding ``doomed``
+        wait_until(lambda: any(e == "sandbox_gone" and p["sandbox"] == doomed["id"] for e, p in page.events), 30,
+                   "the page told that its sandbox's process stopped")
+        gone = next(p for e, p in page.events if e == "sandbox_gone")
+        assert "process holding this sandbox stopped" in gone["error"]
+        status, body, _ = a.call("POST", f"/api/sandboxes/{doomed['id']}/faults", {"op": "crash_broker", "broker": 0},
+                                 headers=_h(doomed))
+        assert status == 503 and "process holding this sandbox stopped" in body["error"], body
+        assert doomed["id"] not in shared.hgetall("kclab:places")  # its place is free again
+        status, body, _ = a.call("POST", f"/api/sandboxes/{living['id']}/faults", {"op": "crash_broker", "broker": 0},
+                                 headers=_h(living))
+        assert status == 200, body  # every other sandbox goes on
+    finally:
+        page.close()
+        _close(a, living)

@@ -1,0 +1,86 @@
+"""How many sandboxes this machine holds: measured per sandbox, not guessed.
+
+``bench/classroom.py`` measures what one default sandbox (3 brokers, a topic of 3 partitions)
+costs on the machine it runs on; ``docs/performance.md`` has the numbers behind the two budgets
+below. The cap is the smaller of what the memory and the cores hold, after the app's own share
+(the ZooKeeper JVM, the interpreter, the page sockets). ``kclab serve --max-sandboxes N``
+overrides it; the refusal past it says how many run and where the number came from.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+MB_PER_SANDBOX = 12
+"""Memory budget of one sandbox: 1.3 MB measured in the app process (its ~26 threads, bus, view,
+replay writer), its chroot's znodes, sessions and watches in ZooKeeper, and a margin for the
+records a busy sandbox keeps in memory — rounded up, because running out of memory fails every
+sandbox at once while a refusal fails only one request."""
+SANDBOXES_PER_CORE = 50
+"""CPU budget: an idle sandbox measured 0.2 % of a core and a fault 34 ms, so a sandbox whose
+student acts every 10 s costs about 0.55 % of a core — 100 of them would keep a core half busy
+on paper. But each default sandbox runs ~26 threads, and 200 of them in one process (5,200
+threads) did not fit this 2-core machine: creating them drove its load average to 339 and left
+requests unanswered for 120 s (docs/performance.md, "A classroom on one machine"), while 41 ran
+with a fault p99 under 100 ms. 50 per core is the budget until cheaper sandboxes (issue 14's
+item 1) are measured to hold more."""
+RESERVED_MB = 1024
+"""The app's own share: ZooKeeper's JVM (512 MB heap), the interpreter and its libraries."""
+MIN_CAP = 4
+
+
+@dataclass(frozen=True)
+class Capacity:
+    sandboxes: int
+    why: str
+    """In words, for the refusal and ``kclab serve``'s banner."""
+
+
+def default_capacity(memory_mb: int | None = None, cores: int | None = None) -> Capacity:
+    """The cap for this machine (or for ``memory_mb`` and ``cores``, as a test asks)."""
+    memory_mb = machine_memory_mb() if memory_mb is None else memory_mb
+    cores = machine_cores() if cores is None else cores
+    by_memory = max(0, memory_mb - RESERVED_MB) // MB_PER_SANDBOX
+    by_cores = cores * SANDBOXES_PER_CORE
+    cap = max(MIN_CAP, min(by_memory, by_cores))
+    limit = "memory" if by_memory < by_cores else "cores"
+    return Capacity(cap, f"{cap} is what {memory_mb / 1024:.1f} GB of memory and {cores} core(s) hold "
+                         f"({MB_PER_SANDBOX} MB and 1/{SANDBOXES_PER_CORE} of a core per sandbox; "
+                         f"the {limit} decide)")
+
+
+def capacity(max_sandboxes: int | None) -> Capacity:
+    """``--max-sandboxes`` (``MAX_SANDBOXES``) when given, else what this machine holds."""
+    return default_capacity() if max_sandboxes is None else fixed_capacity(int(max_sandboxes))
+
+
+def fixed_capacity(sandboxes: int) -> Capacity:
+    return Capacity(sandboxes, f"{sandboxes} is the cap the server was started with (--max-sandboxes)")
+
+
+def machine_memory_mb() -> int:
+    """Physical memory, or the container's limit when it is smaller (cgroup v2, then v1)."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        text = _read(limit_file)
+        if text and text.isdigit():
+            total = min(total, int(text))
+    return total // (1024 * 1024)
+
+
+def machine_cores() -> int:
+    """The cores this process may use, or the container's CPU quota when it is smaller."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    quota = (_read("/sys/fs/cgroup/cpu.max") or "").split()
+    if len(quota) == 2 and quota[0].isdigit() and quota[1].isdigit() and int(quota[1]):
+        cores = min(cores, max(1, int(quota[0]) // int(quota[1])))
+    return cores
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
