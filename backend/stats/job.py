@@ -43,23 +43,22 @@ class JobError(Exception):
 
 
 def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None = DEFAULT_MASTER,
-            progress: Callable[[dict], None] | None = None, stream=sys.stderr, driver_memory: str | None = None) -> dict:
-    """Run the job and return the summary (also written to ``<out>/summary.json``)."""
-    from backend.stats.events import attribute_faults
-    from backend.stats.load import (drop_duplicate_copies, input_counts, kept_lines, malformed_of, parse_lines,
-                                    read_files, records_of, sessions_of)
-    from backend.stats.metrics import DATASETS, Metrics
+            progress: Callable[[dict], None] | None = None, stream=sys.stderr, driver_memory: str | None = None,
+            table: str | Path | None = None) -> dict:
+    """Run the job and return the summary (also written to ``<out>/summary.json``). ``table`` is
+    the ingested table's directory (``backend.stats.ingest``; default ``<out>-table``)."""
+    from backend.stats.ingest import Table, TableError
     from backend.stats.output import Output
-    from backend.stats.progress import Progress
-    from backend.stats.summary import build_summary, list_input
+    from backend.stats.summary import list_input
 
     started = time.monotonic()
-    replays = str(replays)
-    if "://" not in replays and not Path(replays).is_dir():
+    replays = str(replays).removeprefix("file:")
+    if not Path(replays).is_dir():
         raise JobError(f"{replays} is not a directory of replay logs")
     listing = list_input(replays)
     try:
         output = Output(out)
+        table = Table(table or default_table(out))
     except (OSError, ValueError) as error:
         raise JobError(f"cannot write the output {out}: {error}") from error
     timings: dict[str, float] = {}
@@ -67,47 +66,68 @@ def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None
         t = time.monotonic()
         spark = spark or spark_session(master, driver_memory=driver_memory)
         timings["spark_session"] = time.monotonic() - t
-        phases = ["load", *DATASETS, "summary"]
-        rows: dict[str, int] = {}
-        with Progress(spark.sparkContext, phases, progress, stream) as prog:
-            with prog.phase("load"):
-                t = time.monotonic()
-                # A task per input split is right for parsing; the kept lines are ~10% of the
-                # input and every dataset scans them, so fewer, larger cached partitions.
-                partitions = max(8, 4 * spark.sparkContext.defaultParallelism)
-                parsed = kept_lines(parse_lines(read_files(spark, replays))).coalesce(partitions).cache()
-                kept, copies = drop_duplicate_copies(parsed)
-                kept = kept.cache()
-                counts = {**input_counts(kept), "duplicate_copies": copies.count()}
-                parsed.unpersist()
-                events = attribute_faults(records_of(kept)).cache()
-                metrics = Metrics(events, sessions_of(kept), malformed_of(kept))
-                metrics.prepare()
-                timings["load"] = time.monotonic() - t
-
-            def write(name: str) -> None:
-                with prog.phase(name):
-                    t0 = time.monotonic()
-                    rows[name] = output.write(name, metrics.build(name))
-                    timings[name] = time.monotonic() - t0
-
-            # Several datasets at once: each is many short stages, and while one waits on the
-            # driver (planning, commit) another's tasks use the cores.
-            with ThreadPoolExecutor(PARALLEL_DATASETS, thread_name_prefix="kclab-stats") as pool:
-                for future in [pool.submit(write, name) for name in DATASETS]:
-                    future.result()
-            with prog.phase("summary"):
-                metrics.release()
-                events.unpersist()
-                kept.unpersist()
-                timings["total"] = time.monotonic() - started
-                summary = build_summary(output.staging, replays, listing, counts, rows, timings, spark)
-                output.write_summary(summary)
-                output.commit()
+        with table.locked():
+            summary = _compute(spark, replays, table, output, listing, progress, stream, timings, started)
+        output.commit()
         return summary
+    except TableError as error:
+        output.abandon()
+        raise JobError(str(error)) from error
     except BaseException:
         output.abandon()
         raise
+
+
+def default_table(out: str | Path) -> Path:
+    """The ingested table beside the output: ``var/stats`` -> ``var/stats-table``."""
+    out = Path(str(out).removeprefix("file:")).resolve()
+    return out.with_name(out.name + "-table")
+
+
+def _compute(spark, replays: str, table, output, listing: dict, progress, stream, timings: dict,
+             started: float) -> dict:
+    from backend.stats.events import attribute_faults
+    from backend.stats.ingest import ingest
+    from backend.stats.load import malformed_by_reason, malformed_of, records_of
+    from backend.stats.metrics import DATASETS, Metrics
+    from backend.stats.progress import Progress
+    from backend.stats.summary import build_summary
+
+    rows: dict[str, int] = {}
+    with Progress(spark.sparkContext, ["ingest", "load", *DATASETS, "summary"], progress, stream) as prog:
+        with prog.phase("ingest"):
+            t = time.monotonic()
+            manifest, ingested = ingest(spark, replays, table)
+            timings["ingest"] = time.monotonic() - t
+        with prog.phase("load"):
+            t = time.monotonic()
+            kept = table.kept(spark, manifest).cache()
+            counts = manifest.counts(malformed_by_reason(kept))
+            events = attribute_faults(records_of(kept)).cache()
+            metrics = Metrics(events, table.sessions(spark).where("header_ok"), malformed_of(kept))
+            metrics.prepare()
+            timings["load"] = time.monotonic() - t
+
+        def write(name: str) -> None:
+            with prog.phase(name):
+                t0 = time.monotonic()
+                rows[name] = output.write(name, metrics.build(name))
+                timings[name] = time.monotonic() - t0
+
+        # Several datasets at once: each is a few short stages, and while one waits on the
+        # driver (planning, commit) another's tasks use the cores.
+        with ThreadPoolExecutor(PARALLEL_DATASETS, thread_name_prefix="kclab-stats") as pool:
+            for future in [pool.submit(write, name) for name in DATASETS]:
+                future.result()
+        with prog.phase("summary"):
+            metrics.release()
+            events.unpersist()
+            kept.unpersist()
+            timings["total"] = time.monotonic() - started
+            summary = build_summary(output.staging, replays, listing, counts, rows, timings, spark)
+            summary["ingest"] = {**ingested, "table": str(table.root)}
+            output.write_summary(summary)
+    return summary
 
 
 def build_parser(default_master: str | None = DEFAULT_MASTER) -> argparse.ArgumentParser:
@@ -121,6 +141,9 @@ def add_arguments(parser: argparse.ArgumentParser, default_master: str | None = 
     parser.add_argument("--replays", required=True, metavar="DIR", help="directory of replay logs (*.jsonl)")
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="output directory: one Parquet dataset per metric, json/ copies, summary.json")
+    parser.add_argument("--table", metavar="DIR",
+                        help="the ingested table: every log parsed once, kept as Parquet for later runs "
+                             "(default: OUT-table beside --out)")
     parser.add_argument("--master", default=default_master, metavar="URL",
                         help=f"Spark master (default {default_master or 'from spark-submit'}; "
                              "e.g. spark://spark-master:7077)")
@@ -133,7 +156,7 @@ def run_from_args(args) -> int:
     from backend.stats.summary import headline_text
     try:
         summary = run_job(args.replays, args.out, master=args.master, driver_memory=args.driver_memory,
-                          stream=None if args.quiet else sys.stderr)
+                          stream=None if args.quiet else sys.stderr, table=args.table)
     except JobError as error:
         print(f"kclab stats: {error}", file=sys.stderr)
         return 2

@@ -50,7 +50,13 @@ def spark_session(master: str | None = DEFAULT_MASTER, driver_memory: str | None
                    .config("spark.ui.enabled", "false")
                    .config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.session.timeZone", "UTC")
-                   .config("spark.sql.adaptive.enabled", "false"))
+                   .config("spark.sql.adaptive.enabled", "false")
+                   # The ingest names the files it reads; list them in the driver, not in a
+                   # Spark job of one task per file.
+                   .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "1000000")
+                   # A replay log is small (tens of KB): Spark's default 4 MB "cost of opening a
+                   # file" would make a task of every 30 logs.
+                   .config("spark.sql.files.openCostInBytes", str(64 * 1024)))
         if master:
             builder = builder.master(master)
         if driver_memory:
