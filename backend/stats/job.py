@@ -2,17 +2,22 @@
 
 Three ways to run it:
 
-- ``kclab stats --replays var/replays --out var/stats`` — local mode (``local[2]``) by default,
-  ``--master spark://host:7077`` for a cluster;
+- ``kclab stats --replays var/replays --out var/stats`` — local mode (``local[2]``) by default
+  (or ``KCLAB_SPARK_MASTER``), ``--master spark://host:7077`` for a cluster;
 - ``PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit backend/stats/job.py --replays DIR
   --out DIR`` from the repository root, with any ``spark-submit`` options (``--master``,
   ``--driver-memory`` …): the master then comes from ``spark-submit``. ``PYSPARK_PYTHON`` makes
   spark-submit start the driver with the venv's interpreter (it would use ``python3``); this
   file puts the repository root on ``sys.path`` itself. The executors need no Python and none
   of our code — the job uses only built-in DataFrame functions, no Python UDFs — but they must
-  read ``--replays`` and write ``--out`` at the same paths as the driver (a shared volume);
+  read ``--replays`` and write the ingested table (``--table``) at the same paths as the driver
+  (a shared volume);
 - from Python: :func:`run_job` (the web dashboard runs it in a background thread, with a
   progress callback, on the process's one SparkSession).
+
+Each log is parsed once (``backend.stats.ingest``): a run first brings the ingested table up to
+date — new and changed logs read, removed ones forgotten — and then computes every dataset from
+the table's kept lines, read once and cached.
 
 Damaged input never fails the job: every line set aside is counted with its reason in
 ``summary.json`` (and listed in the ``malformed`` dataset). Exit status: 0 done, 2 the input or
@@ -32,7 +37,7 @@ from typing import Callable
 if __package__ in (None, ""):  # run as a file by spark-submit: make `backend` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from backend.stats.session import DEFAULT_MASTER, spark_session  # noqa: E402
+from backend.stats.session import DEFAULT_MASTER, configured_master, spark_session  # noqa: E402
 
 
 PARALLEL_DATASETS = 3
@@ -168,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point for ``spark-submit backend/stats/job.py`` (and ``python -m backend.stats.job``).
     Under spark-submit the master is spark-submit's unless ``--master`` is given."""
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM for us
-    args = build_parser(None if submitted else DEFAULT_MASTER).parse_args(argv)
+    args = build_parser(None if submitted else configured_master()).parse_args(argv)
     return run_from_args(args)
 
 

@@ -11,8 +11,8 @@ Layout of ``--out``::
 A run writes into a sibling directory ``.<name>.staging-<id>`` and renames it into place at the
 end, so the dashboard never reads half of one run and half of another, and a failed run leaves
 the previous output alone. Where ``--out`` itself cannot be renamed (a mount point), the
-contents are replaced instead. ``--out`` must be a filesystem path the driver can write (with a
-cluster master: one shared with the executors, which write the Parquet/JSON parts).
+contents are replaced instead. The driver writes every file here (the datasets are collected to
+it), so with a cluster master ``--out`` need only be a path the driver can write.
 """
 
 from __future__ import annotations

@@ -26,6 +26,12 @@ _lock = threading.Lock()
 _session = None
 
 
+def configured_master() -> str:
+    """The master a run uses unless told otherwise: ``KCLAB_SPARK_MASTER`` (docker-compose sets
+    it to the compose file's Spark cluster), else local mode."""
+    return os.environ.get("KCLAB_SPARK_MASTER") or DEFAULT_MASTER
+
+
 def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
