@@ -114,6 +114,7 @@ class StatsRunner:
             summary = self._run(self.replays, self.out, self._on_progress)
             outcome = {"state": "done", "fraction": 1.0,
                        "records": summary.get("input", {}).get("records"),
+                       "new_logs": summary.get("ingest", {}).get("read_files"),
                        "seconds": summary.get("timings_s", {}).get("total")}
         except Exception as error:  # noqa: BLE001 - shown to the instructor, not raised in a thread
             current = f"{type(error).__name__}: {error}"
