@@ -41,14 +41,16 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from backend.stats import events, load
-from backend.stats.load import (HEADER_COLUMNS, KEPT_SCHEMA, PARSE_SCHEMA, file_info, kept_lines, parse_lines,
-                                read_lines, split_layout)
+from backend.stats.load import HEADER_COLUMNS, KEPT_SCHEMA, PARSE_SCHEMA, kept_lines, parse_lines, read_files
 
 TABLE_VERSION = 1
 FORMAT = hashlib.sha256("|".join([str(TABLE_VERSION), PARSE_SCHEMA.json(), KEPT_SCHEMA.json(), inspect.getsource(load),
                                   inspect.getsource(events)]).encode()).hexdigest()[:16]
 """Changes with the code that reads and keeps lines (``load``, ``events``): an older table is
 then rebuilt from the logs rather than mixed with lines kept by other rules."""
+
+HEADER_FIELDS = tuple("session_student" if c == "student" else c for c in HEADER_COLUMNS)
+"""Where a kept first line holds each header column (its ``student`` is the record column)."""
 
 MAX_BATCHES = 8
 """More batches than this (each dashboard run with new logs adds one) are merged into one."""
@@ -217,22 +219,20 @@ def compact(spark: SparkSession, table: Table, manifest: Manifest, written: dict
 
 def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch: int) -> dict[str, dict]:
     """Parse the given logs (or every log of a directory) once and append their kept lines to
-    the table as ``batch``; returns the manifest entry of every log that has at least one line."""
-    lines = read_lines(spark, paths)
-    layout = split_layout(lines).cache()
-    try:
-        files = file_info(layout, batch).cache()
-        entries = {}
-        for row in files.collect():
-            name = row.file.rsplit("/", 1)[-1]
-            entries[name] = {"name": name, "file": row.file, "sk": row.sk, "batch": batch, "lines": row.n_lines,
-                             "header_ok": row.header_ok, **{c: row[c] for c in HEADER_COLUMNS}, "date": row.date}
-        kept = kept_lines(parse_lines(lines, layout, files))
-        # As many writers as cores: each writes one file per day, instead of one per day per split.
-        _write(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
-        files.unpersist()
-    finally:
-        layout.unpersist()
+    the table as ``batch``; returns the manifest entry of every log that has at least one line,
+    read back from the first lines just written (no second pass over the logs)."""
+    kept = kept_lines(parse_lines(read_files(spark, paths), batch))
+    # As many writers as cores: each writes one file per day, not one per day per input split.
+    _write(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
+    firsts = (spark.read.schema(KEPT_SCHEMA).parquet(str(table.lines))
+              .where((F.col("batch") == batch) & (F.col("line") == 0))
+              .select("sk", "file", "n_lines", "header_ok", *HEADER_FIELDS, "date").collect())
+    entries = {}
+    for row in firsts:
+        name = row.file.rsplit("/", 1)[-1]
+        entries[name] = {"name": name, "file": row.file, "sk": row.sk, "batch": batch, "lines": row.n_lines,
+                         "header_ok": row.header_ok, **{c: row[f] for c, f in zip(HEADER_COLUMNS, HEADER_FIELDS)},
+                         "date": row.date}
     return entries
 
 

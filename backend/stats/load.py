@@ -1,17 +1,18 @@
-"""Replay logs -> the lines worth keeping, with Spark's line-based reader: each line parsed once.
+"""Replay logs -> the lines worth keeping, each line parsed once, in one pass over the files.
 
 Two rules of the format are about *positions* in a file: the session header is the file's
 **first** line, and a last line without its newline was torn by a crash of the app
-(``backend/runtime/replay.py`` writes and flushes one line at a time). The line reader knows
-neither, so the positions are worked out from what it does know — each line's file, the start
-of its split, and ``monotonically_increasing_id`` (consecutive within a split) — in two scans
-of the same files, of which only the second parses every line:
+(``backend/runtime/replay.py`` writes and flushes one line at a time). Each file is therefore
+read as one row (``wholetext``) and split into its lines here, so a line's number, its file's
+header and whether the file ends with a newline are at hand in the same row, with no second
+pass. A replay log is small (a 30-minute sandbox is a few MB), files are spread over tasks.
 
-1. ``split_layout``: per split, its lines, first and last id, its first line's text, and bytes
-   (``octet_length + 1``): a file whose bytes add up to one more than its size has no newline at
-   the end (torn). ``file_info`` parses the first line of every file as its session header.
-2. ``parse_lines``: every line, parsed with ``PARSE_SCHEMA``, gets its line number, its file's
-   header and the ``reason`` it cannot be used, all from the small per-split table (broadcast).
+Spark's line reader was tried first (issue 16): it knows neither position, so it needs a
+second scan of the text (per split: lines, first line, bytes) joined back to every line, and
+on the benchmark's data it cost twice the CPU of this pass (docs/performance.md). What made the
+old whole-file job slow was elsewhere: every line was parsed with every field (``note``,
+``detail`` copied), and the keep filter, pushed down by the optimizer, copied the parse once
+per field it read. Here each line is parsed inside the explode, once, with ``PARSE_SCHEMA``.
 
 Every line gets a ``reason`` when it cannot be used, and the job reports them instead of failing:
 
@@ -30,15 +31,16 @@ Unlike the replay readers (docs/records.md, "Replay logs"), which play a log up 
 damaged line, the job sets aside each damaged line and keeps the rest: for class-wide counts
 one bad line should cost one record, not the remainder of a session.
 
-What is kept (``kept_lines``) is small: the malformed lines, and of the records only those some
-metric reads (``backend.stats.events.relevant``), with only the columns the metrics read
-(``detail`` is never parsed as a whole: its two values come from the line's text, for the few
-lines that have them). ``backend.stats.ingest`` writes the kept lines into the ingested table.
+What is kept (``kept_lines``) is small: every file's first line (its header's columns, its line
+count and size: the ingested table's manifest is read from these), the malformed lines, and of
+the records only those some metric reads (``backend.stats.events.relevant``), with only the
+columns the metrics read (``detail`` is never parsed as a whole: its two values come from the
+line's text, for the few lines that have them). ``backend.stats.ingest`` writes them.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -64,95 +66,81 @@ PARSE_SCHEMA = T.StructType([f for f in LINE_SCHEMA.fields
                              if not isinstance(f.dataType, T.StringType) or f.name in _READ_STRINGS or f.name == CORRUPT])
 
 
+FILE_COLUMNS = (("file_size", T.LongType()), ("n_lines", T.IntegerType()), ("header_ok", T.BooleanType()),
+                *[(c, T.LongType() if c == "started_ms" else T.StringType()) for c in HEADER_COLUMNS if c != "student"],
+                ("session_student", T.StringType()))
+"""Columns of a file's first line (null on every other line): the file and its header."""
+
 KEPT_SCHEMA = T.StructType(
     [T.StructField("sk", T.LongType()), T.StructField("line", T.IntegerType()), T.StructField("reason", T.StringType()),
      T.StructField("file", T.StringType()), T.StructField("excerpt", T.StringType())]
     + [T.StructField(c, RECORD_TYPES[c]) for c in RECORD_COLUMNS]
     + [T.StructField("subject", T.StringType()), T.StructField("source", T.StringType()),
-       T.StructField("completed", T.BooleanType()), T.StructField("date", T.StringType()),
-       T.StructField("batch", T.IntegerType())])
+       T.StructField("completed", T.BooleanType())]
+    + [T.StructField(c, t) for c, t in FILE_COLUMNS]
+    + [T.StructField("date", T.StringType()), T.StructField("batch", T.IntegerType())])
 """A kept line as the ingested table stores it (``date`` and ``batch`` are its partition columns)."""
 
 
-def read_lines(spark: SparkSession, paths: list[str] | str) -> DataFrame:
-    """One row per line of the given files, or of the ``*.jsonl`` files in a directory (``\n``
-    ends a line, nothing else): file, file_size, block (where its split starts), mid
-    (consecutive within a split) and text."""
-    reader = spark.read.option("lineSep", "\n")
-    if isinstance(paths, str):
-        reader = reader.option("pathGlobFilter", "*.jsonl")
-    return (reader.text(paths)
+def read_files(spark: SparkSession, paths: list[str] | str) -> DataFrame:
+    """One row per file (the given files, or the ``*.jsonl`` files of a directory): path, size, text."""
+    reader = spark.read.option("pathGlobFilter", "*.jsonl") if isinstance(paths, str) else spark.read
+    return (reader.text(paths, wholetext=True)
             .select(F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_size").alias("file_size"),
-                    F.col("_metadata.file_block_start").alias("block"), F.monotonically_increasing_id().alias("mid"),
-                    F.col("value").alias("text")))
+                    F.col("value")))
 
 
-def split_layout(lines: DataFrame) -> DataFrame:
-    """Per split: file, file_size, block, first_mid, last_mid, ``first_text`` (its first line),
-    ``offset`` (the file's lines before it), and per file ``n_lines`` and ``complete`` (its
-    last line ends with a newline). One pass over the text, no parsing."""
-    splits = lines.groupBy("file", "file_size", "block").agg(
-        F.count(F.lit(1)).alias("n"), F.min("mid").alias("first_mid"), F.max("mid").alias("last_mid"),
-        F.sum(F.octet_length("text") + 1).alias("bytes"), F.min_by("text", "mid").alias("first_text"))
-    in_file = Window.partitionBy("file")
-    before = in_file.orderBy("block").rowsBetween(Window.unboundedPreceding, -1)
-    return splits.select(
-        "file", "file_size", "block", "first_mid", "last_mid", "first_text",
-        F.coalesce(F.sum("n").over(before), F.lit(0)).alias("offset"),
-        F.sum("n").over(in_file).alias("n_lines"),
-        (F.sum("bytes").over(in_file) == F.col("file_size")).alias("complete"))
-
-
-def file_info(layout: DataFrame, batch: int) -> DataFrame:
-    """One row per file: sk (this file as read in this batch), file, file_size, n_lines,
-    complete, header_ok, the header's columns (null without a valid header) and its UTC date."""
-    h = F.from_json("first_text", PARSE_SCHEMA, JSON_OPTIONS)
-    parsed = layout.where(F.col("block") == 0).select("file", "file_size", "n_lines", "complete", h.alias("h"))
-    ok = _header_ok(F.col("h"))
-    return parsed.select(
-        F.xxhash64("file", F.lit(batch)).alias("sk"), "file", "file_size", "n_lines", "complete", ok.alias("header_ok"),
-        *[F.when(ok, F.col("h").getField(c)).alias(c) for c in HEADER_COLUMNS],
-        F.when(ok, F.date_format(F.timestamp_millis(F.col("h.started_ms")), "yyyy-MM-dd")).alias("date"))
-
-
-def parse_lines(lines: DataFrame, layout: DataFrame, files: DataFrame) -> DataFrame:
+def parse_lines(files: DataFrame, batch: int) -> DataFrame:
     """Every line with its number (``line``, 0-based), ``reason`` (null: a usable line), the
-    session key ``sk``, ``date``, and the narrow columns: the record columns, ``subject`` (zk
-    and lesson records only), ``source`` (fault records: ``detail.source``), ``completed`` (a
-    lesson's ``finished`` record: ``detail.completed``), ``file``/``excerpt`` on malformed lines."""
-    info = layout.drop("first_text").join(
-        files.select("file", "sk", "header_ok", F.col("session_id").alias("header_sid"), "date"), "file")
-    # Parsed before the join: the filter of ``kept_lines`` is pushed down into the join, and a
-    # parse above it would be copied into that filter once per field it reads.
-    parsed = lines.withColumn("r", F.from_json("text", PARSE_SCHEMA, JSON_OPTIONS))
-    joined = parsed.join(F.broadcast(info), ["file", "file_size", "block"]).where(F.col("mid") <= F.col("last_mid"))
-    line = F.col("offset") + F.col("mid") - F.col("first_mid")
-    parsed = joined.select("sk", "date", "file", "text", "n_lines", "complete", "header_ok", "header_sid",
-                           line.alias("line"), "r")
-    parsed = parsed.withColumn("reason", _reason(F.col("r"), F.col("text"), F.col("line"), F.col("n_lines"),
-                                                 F.col("complete"), F.col("header_ok"), F.col("header_sid")))
-    r, text, bad = F.col("r"), F.col("text"), F.col("reason").isNotNull()
-    kind = r.getField("kind")
-    return parsed.select(
-        "sk", F.col("line").cast("int").alias("line"), "reason",
-        F.when(bad, F.col("file")).alias("file"), F.when(bad, F.substring(text, 1, EXCERPT_CHARS)).alias("excerpt"),
+    session key ``sk`` (the file as read in this batch), ``date`` (its header's day, UTC), and
+    the narrow columns: the record columns, ``subject`` (zk and lesson records only), ``source``
+    (fault records: ``detail.source``), ``completed`` (a lesson's ``finished`` record:
+    ``detail.completed``), ``file``/``excerpt`` on malformed lines, ``FILE_COLUMNS`` on line 0."""
+    lines = F.split("value", "\n", -1)
+    per_file = files.select("file", "file_size", lines.alias("lines"), F.col("value").endswith("\n").alias("complete"))
+    per_file = per_file.withColumn(
+        "n_lines", F.when((F.size("lines") == 1) & (F.element_at("lines", 1) == ""), 0)
+        .when(F.col("complete"), F.size("lines") - 1).otherwise(F.size("lines")))
+    h = F.from_json(F.element_at("lines", 1), PARSE_SCHEMA, JSON_OPTIONS)
+    per_file = per_file.withColumn("h", h).withColumn("header_ok", _header_ok(F.col("h")))
+    # Parsed inside the explode: a parse in a projection above it would be copied by the
+    # optimizer into the pushed-down keep filter, once per field that filter reads.
+    parsed = F.transform("lines", lambda text: F.struct(text.alias("text"), F.from_json(text, PARSE_SCHEMA, JSON_OPTIONS)
+                                                        .alias("r")))
+    exploded = per_file.select(
+        F.xxhash64("file", F.lit(batch)).alias("sk"), "file", "file_size", "complete", "n_lines", "header_ok", "h",
+        F.when(F.col("header_ok"), F.date_format(F.timestamp_millis(F.col("h.started_ms")), "yyyy-MM-dd")).alias("date"),
+        F.posexplode(parsed).alias("line", "p"),
+    ).where(F.col("line") < F.col("n_lines"))
+    r, text, line = F.col("p.r"), F.col("p.text"), F.col("line")
+    reason = _reason(r, text, line, F.col("n_lines"), F.col("complete"), F.col("header_ok"), F.col("h.session_id"))
+    with_reason = exploded.withColumn("reason", reason)
+    bad, first, kind = F.col("reason").isNotNull(), line == 0, r.getField("kind")
+    header = F.col("header_ok") & first
+    return with_reason.select(
+        "sk", line.cast("int").alias("line"), "reason",
+        F.when(bad | first, F.col("file")).alias("file"), F.when(bad, F.substring(text, 1, EXCERPT_CHARS)).alias("excerpt"),
         *[r.getField(c).alias(c) for c in RECORD_COLUMNS],
         F.when(kind.isin("zk", "lesson"), r.getField("subject")).alias("subject"),
         F.when(kind == "fault", F.get_json_object(text, "$.detail.source")).alias("source"),
         F.when((kind == "lesson") & (r.getField("to_state") == "finished"),
                F.get_json_object(text, "$.detail.completed") == "true").alias("completed"),
+        *[F.when(first, F.col(c)).alias(c) for c in ("file_size", "n_lines", "header_ok")],
+        *[F.when(header, F.col("h").getField(c)).alias(c) for c in HEADER_COLUMNS if c != "student"],
+        F.when(header, F.col("h.student")).alias("session_student"),
         "date",
     )
 
 
 def kept_lines(lines: DataFrame) -> DataFrame:
-    """The lines worth keeping: malformed lines and the records a metric reads."""
-    return lines.where(F.col("reason").isNotNull() | ((F.col("line") > 0) & relevant()))
+    """The lines worth keeping: first lines, malformed lines and the records a metric reads."""
+    return lines.where(F.col("reason").isNotNull() | (F.col("line") == 0) | relevant())
 
 
 def records_of(kept: DataFrame) -> DataFrame:
-    """The usable records (malformed lines left out)."""
-    return kept.where(F.col("reason").isNull()).drop("reason", "file", "excerpt", "line")
+    """The usable records (first lines and malformed lines left out)."""
+    return kept.where(F.col("reason").isNull() & (F.col("line") > 0)).drop(
+        "reason", "file", "excerpt", "line", *[c for c, _ in FILE_COLUMNS])
 
 
 def malformed_of(kept: DataFrame) -> DataFrame:
@@ -173,7 +161,7 @@ def _header_ok(h: Column) -> Column:
               & h.getField("started_ms").isNotNull())
     # A header that is the file's only line and has no newline was torn while being written.
     torn = (F.col("n_lines") == 1) & ~F.col("complete")
-    return F.coalesce(checks & ~torn, F.lit(False))
+    return F.coalesce(checks & ~torn & (F.col("n_lines") > 0), F.lit(False))
 
 
 def _reason(r: Column, text: Column, line: Column, n_lines: Column, complete: Column, header_ok: Column,

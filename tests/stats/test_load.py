@@ -1,10 +1,9 @@
-"""Reading replay logs with Spark's line reader: every line's number, reason and columns, from
-real files — also when Spark reads one file in several splits, where the positional rules (the
-header is line 1, a last line without a newline is torn) must still hold."""
+"""Reading replay logs: every line's number, reason and columns, from real files, and the
+positional rules (the header is line 1, a last line without a newline is torn) — counted as the
+plain-Python reader counts them, also for odd files."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 
 import pytest
@@ -13,8 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from backend.stats import baseline
-from backend.stats.load import (KEPT_SCHEMA, file_info, kept_lines, malformed_by_reason, parse_lines, read_lines,
-                                split_layout)
+from backend.stats.load import KEPT_SCHEMA, kept_lines, malformed_by_reason, parse_lines, read_files
 
 HEADER = '{"kind":"session","v":1,"session_id":"s1","mode":"lesson","started_ms":1795251311958,"lesson_id":"l1",' \
          '"cluster":{"brokers":[0]},"app_version":"0.1.0"}'
@@ -23,24 +21,7 @@ NOISE = '{"kind":"replica","subject":"replica:t-0/1","v":1,"session_id":"s1","se
 
 
 def load(spark, directory, batch=0):
-    lines = read_lines(spark, str(directory))
-    layout = split_layout(lines)
-    files = file_info(layout, batch)
-    return files, parse_lines(lines, layout, files)
-
-
-@contextlib.contextmanager
-def small_splits(spark, max_bytes: int):
-    """Make Spark cut files into splits of at most ``max_bytes``."""
-    keys = ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes")
-    old = {k: spark.conf.get(k) for k in keys}
-    spark.conf.set(keys[0], str(max_bytes))
-    spark.conf.set(keys[1], "0")
-    try:
-        yield
-    finally:
-        for key, value in old.items():
-            spark.conf.set(key, value)
+    return parse_lines(read_files(spark, str(directory)), batch)
 
 
 def test_parse_lines_sets_damaged_lines_aside_with_a_reason(spark, tmp_path):
@@ -49,7 +30,7 @@ def test_parse_lines_sets_damaged_lines_aside_with_a_reason(spark, tmp_path):
                       GOOD.replace('"zk"', '"session"'), GOOD.replace('"s1"', '"s2"'), GOOD[:40]])
     (tmp_path / "a.jsonl").write_text(text)
     (tmp_path / "b.jsonl").write_text(GOOD + "\n" + GOOD + "\n")
-    files, lines = load(spark, tmp_path)
+    lines = load(spark, tmp_path)
     got = lines.where(F.col("reason").isNotNull()).select(
         F.regexp_extract("file", r"/(\w)\.jsonl$", 1).alias("f"), (F.col("line") + 1).alias("line"), "reason")
     assertDataFrameEqual(got, [
@@ -58,39 +39,37 @@ def test_parse_lines_sets_damaged_lines_aside_with_a_reason(spark, tmp_path):
         Row(f="a", line=8, reason="bad_version"), Row(f="a", line=9, reason="unknown_kind"),
         Row(f="a", line=10, reason="other_session"), Row(f="a", line=11, reason="truncated"),
         Row(f="b", line=1, reason="missing_header"), Row(f="b", line=2, reason="missing_header")])
-    header = files.where("header_ok").select("session_id", "mode", "lesson_id", "date", "n_lines", "complete")
-    assert header.collect() == [Row(session_id="s1", mode="lesson", lesson_id="l1", date="2026-11-21", n_lines=11,
-                                    complete=False)]
+    header = lines.where("header_ok").select("line", "session_id", "mode", "lesson_id", "date", "n_lines")
+    assert header.collect() == [Row(line=0, session_id="s1", mode="lesson", lesson_id="l1", date="2026-11-21",
+                                    n_lines=11)]
     kept = kept_lines(lines)
     assert malformed_by_reason(kept) == {"bad_json": 2, "wrong_type": 1, "missing_field": 1, "bad_version": 1,
                                          "unknown_kind": 1, "other_session": 1, "truncated": 1, "missing_header": 2}
-    records = kept.where(F.col("reason").isNull()).select("line", "kind", "subject").collect()
+    records = kept.where(F.col("reason").isNull() & (F.col("line") > 0)).select("line", "kind", "subject").collect()
     assert records == [Row(line=1, kind="zk", subject="znode:/controller")]  # the replica record feeds no metric
     assert [(f.name, f.dataType) for f in lines.schema] == [(f.name, f.dataType) for f in KEPT_SCHEMA if f.name != "batch"]
 
 
-def test_a_file_in_many_splits_keeps_its_line_numbers_header_and_torn_end(spark, tmp_path):
-    """A 100-line log cut into ~30 splits: each record's line is its seq + 1 (the header is line
-    1), the damaged line 58 and the torn last line are found where they are, and the counts
-    equal the plain-Python reader's."""
+def test_a_long_log_keeps_its_line_numbers_header_and_torn_end(spark, tmp_path):
+    """Each record's line is its seq + 1 (the header is line 1); a line damaged in the middle and
+    the torn last line are found where they are; a wrong type in a field no metric reads still
+    sets the line aside; the counts equal the plain-Python reader's."""
     records = [json.loads(GOOD) | {"seq": n, "ts_ms": 1000 + n} for n in range(99)]
     lines = [HEADER] + [json.dumps(r, separators=(",", ":")) for r in records]
     lines[57] = lines[57][:30]  # line 58: cut short in the middle of the file
+    lines[70] = lines[70].replace('"v":1', '"v":1,"zxid":"x"')  # line 71: zxid is read by no metric
     (tmp_path / "big.jsonl").write_text("\n".join(lines))  # the last line has no newline: torn
     (tmp_path / "small.jsonl").write_text(HEADER.replace('"s1"', '"s9"') + "\n")
-    with small_splits(spark, 400):
-        files, parsed = load(spark, tmp_path)
-        assert parsed.rdd.getNumPartitions() > 10
-        rows = parsed.where(F.col("file").isNull() | F.col("reason").isNotNull()).select(
-            "line", "seq", "reason").collect()
-        layout = files.select("n_lines", "complete", "header_ok").collect()
-    assert sorted(layout) == sorted([Row(n_lines=100, complete=False, header_ok=True),
-                                     Row(n_lines=1, complete=True, header_ok=True)])
-    usable = [r for r in rows if r.reason is None and r.line > 0]
-    assert len(usable) == 97 and all(r.line == r.seq + 1 for r in usable)
-    assert sorted((r.line + 1, r.reason) for r in rows if r.reason) == [(58, "bad_json"), (100, "truncated")]
+    parsed = load(spark, tmp_path)
+    rows = parsed.where(F.col("line") > 0).select("line", "seq", "reason").collect()
+    firsts = parsed.where(F.col("line") == 0).select("n_lines", "header_ok").collect()
+    assert sorted(firsts) == sorted([Row(n_lines=100, header_ok=True), Row(n_lines=1, header_ok=True)])
+    usable = [r for r in rows if r.reason is None]
+    assert len(usable) == 96 and all(r.line == r.seq + 1 for r in usable)
+    assert sorted((r.line + 1, r.reason) for r in rows if r.reason) == [(58, "bad_json"), (71, "wrong_type"),
+                                                                      (100, "truncated")]
     expected = baseline.compute(tmp_path)
-    assert expected["malformed"]["by_reason"] == {"bad_json": 1, "truncated": 1}
+    assert expected["malformed"]["by_reason"] == {"bad_json": 1, "wrong_type": 1, "truncated": 1}
     assert expected["input"]["lines"] == 101
 
 
@@ -98,8 +77,8 @@ def test_a_file_in_many_splits_keeps_its_line_numbers_header_and_torn_end(spark,
 def test_odd_files_count_as_the_plain_python_reader_counts_them(spark, tmp_path, damage):
     (tmp_path / "odd.jsonl").write_text(damage)
     (tmp_path / "ok.jsonl").write_text(HEADER.replace('"s1"', '"s7"') + "\n")
-    files, parsed = load(spark, tmp_path)
+    parsed = load(spark, tmp_path)
     expected = baseline.compute(tmp_path)
-    lines = files.agg(F.sum("n_lines")).first()[0]
+    lines = parsed.where(F.col("line") == 0).agg(F.sum("n_lines")).first()[0] or 0
     assert lines == expected["input"]["lines"]
     assert malformed_by_reason(kept_lines(parsed)) == expected["malformed"]["by_reason"]
