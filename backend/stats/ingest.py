@@ -11,9 +11,10 @@ Layout of the table directory (``kclab stats --table``, by default ``<out>-table
                                    name, size, mtime_ns, sk, batch, lines, header fields, counted
     lines/date=D/batch=B/*.parquet the kept lines (``backend.stats.load.kept_lines``): records a
                                    metric reads and, beside them, the malformed lines with their
-                                   ``reason``; partitioned by the session's day (UTC) and the
-                                   ingest that wrote them (``date=__HIVE_DEFAULT_PARTITION__``:
-                                   lines of files without a valid header)
+                                   ``reason`` and every file's first line with its header;
+                                   partitioned by the session's day (UTC) and the ingest that
+                                   wrote them (``date=__HIVE_DEFAULT_PARTITION__``: lines of
+                                   files without a valid header)
 
 The manifest is the truth: a row of ``lines/`` counts only while the manifest names its ``sk``
 as counted (a log read again gets a new ``sk``; a removed log's rows are simply no longer named;
