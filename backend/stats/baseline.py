@@ -117,7 +117,8 @@ def read_text(text: str, malformed: Counter) -> tuple[dict | None, list[dict], i
         lines = lines[:-1]
     header = _header_ok(lines, complete)
     if header is None:
-        malformed["missing_header"] += len(lines)
+        if lines:  # an empty file has no line to set aside
+            malformed["missing_header"] += len(lines)
         return None, [], len(lines)
     records = []
     for number, line in enumerate(lines[1:], start=1):
