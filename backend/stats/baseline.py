@@ -110,7 +110,7 @@ def read_log(path: Path, malformed: Counter) -> tuple[dict | None, list[dict], i
 
 
 def read_text(text: str, malformed: Counter) -> tuple[dict | None, list[dict], int]:
-    """``read_log`` of a log's text (the violations dataset reads files on Spark's executors)."""
+    """``read_log`` of a log's text."""
     complete = text.endswith("\n")
     lines = [] if text == "" else text.split("\n")
     if complete:

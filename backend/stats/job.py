@@ -17,8 +17,9 @@ Three ways to run it:
   progress callback, on the process's one SparkSession).
 
 Each log is parsed once (``backend.stats.ingest``): a run first brings the ingested table up to
-date — new and changed logs read, removed ones forgotten — and then computes every dataset from
-the table's kept lines, read once and cached.
+date — new and changed logs read, their per-session event tables derived and stored, removed
+logs forgotten — and then aggregates every dataset from the table's event tables
+(``backend.stats.derive``), which are a few percent of the records.
 
 Damaged input never fails the job: every line set aside is counted with its reason in
 ``summary.json`` (and listed in the ``malformed`` dataset). Exit status: 0 done, 2 the input or
@@ -53,7 +54,7 @@ def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None
             table: str | Path | None = None) -> dict:
     """Run the job and return the summary (also written to ``<out>/summary.json``). ``table`` is
     the ingested table's directory (``backend.stats.ingest``; default ``<out>-table``)."""
-    from backend.stats.ingest import Table, TableError
+    from backend.stats.table import Table, TableError
     from backend.stats.output import Output
     from backend.stats.summary import list_input
 
@@ -92,9 +93,7 @@ def default_table(out: str | Path) -> Path:
 
 def _compute(spark, replays: str, table, output, listing: dict, progress, stream, timings: dict,
              started: float) -> dict:
-    from backend.stats.events import attribute_faults
     from backend.stats.ingest import ingest
-    from backend.stats.load import malformed_by_reason, malformed_of, records_of
     from backend.stats.metrics import DATASETS, Metrics
     from backend.stats.progress import Progress
     from backend.stats.summary import build_summary
@@ -107,11 +106,8 @@ def _compute(spark, replays: str, table, output, listing: dict, progress, stream
             timings["ingest"] = time.monotonic() - t
         with prog.phase("load"):
             t = time.monotonic()
-            kept = table.kept(spark, manifest).cache()
-            counts = manifest.counts(malformed_by_reason(kept))
-            events = attribute_faults(records_of(kept)).cache()
-            metrics = Metrics(events, table.sessions(spark).where("header_ok"), malformed_of(kept),
-                              table.violations(spark, manifest))
+            sessions = table.sessions(spark).cache()
+            metrics = Metrics(table.event_tables(spark, manifest, sessions), sessions.where("header_ok"))
             metrics.prepare()
             timings["load"] = time.monotonic() - t
 
@@ -128,10 +124,9 @@ def _compute(spark, replays: str, table, output, listing: dict, progress, stream
                 future.result()
         with prog.phase("summary"):
             metrics.release()
-            events.unpersist()
-            kept.unpersist()
+            sessions.unpersist()
             timings["total"] = time.monotonic() - started
-            summary = build_summary(output.staging, replays, listing, counts, rows, timings, spark)
+            summary = build_summary(output.staging, replays, listing, manifest.counts(), rows, timings, spark)
             summary["ingest"] = {**ingested, "table": str(table.root)}
             output.write_summary(summary)
     return summary

@@ -145,9 +145,10 @@ def records_of(kept: DataFrame) -> DataFrame:
 
 
 def malformed_of(kept: DataFrame) -> DataFrame:
-    """Lines set aside: file, 1-based line number, reason, the first 200 characters."""
+    """Lines set aside: their file's key and path, 1-based line number, reason, the first 200
+    characters."""
     return (kept.where(F.col("reason").isNotNull())
-            .select("file", (F.col("line") + 1).alias("line"), "reason", "excerpt"))
+            .select("sk", "file", (F.col("line") + 1).alias("line"), "reason", "excerpt"))
 
 
 def malformed_by_reason(kept: DataFrame) -> dict[str, int]:

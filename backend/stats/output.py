@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the reader below needs no pyspark
+    import pyarrow
     from pyspark.sql import DataFrame
 
 SUMMARY = "summary.json"
@@ -46,11 +47,7 @@ class Output:
         """Write one dataset and return its row count. Datasets are small (aggregates, or one row
         per event), so one Spark job brings the rows to the driver as Arrow, and the driver writes
         both files: a Spark write would be a second job, with its commit protocol, per dataset."""
-        import pyarrow.parquet as pq
-
-        table = df.toArrow()
-        (self.staging / name).mkdir(parents=True)
-        pq.write_table(table, self.staging / name / "part-00000.parquet")
+        table = write_parquet(df, self.staging / name)
         directory = self.staging / "json" / name
         directory.mkdir(parents=True, exist_ok=True)
         with open(directory / "part-00000.json", "w", encoding="utf-8") as f:
@@ -86,6 +83,17 @@ class Output:
         for child in self.staging.iterdir():
             shutil.move(str(child), str(self.final / child.name))
         shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def write_parquet(df: "DataFrame", directory: Path) -> "pyarrow.Table":
+    """Collect a small frame as Arrow (one Spark job) and write it from the driver as one
+    Parquet file in ``directory`` (created): no Spark write job and commit protocol."""
+    import pyarrow.parquet as pq
+
+    table = df.toArrow()
+    directory.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, directory / "part-00000.parquet")
+    return table
 
 
 def read_json_dataset(out: Path, name: str) -> list[dict]:
