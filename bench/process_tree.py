@@ -46,6 +46,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(root: int | None = None) -> float:
+    """CPU seconds so far of a process (default: this one) and its live descendants (a warm
+    SparkSession's JVM and Python workers), as ``Sampler`` counts them."""
+    return sum(cpu_seconds(pid) for pid in _tree(os.getpid() if root is None else root))
+
+
 def _tree(root: int) -> list[int]:
     """The process and its descendants, less a JVM's transient helpers: to run ``chmod`` (Hadoop's
     local file system does, for every file it writes) the JVM spawns a child that shares its

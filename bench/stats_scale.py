@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from backend.stats.synthetic import derive, load_log, write_log  # noqa: E402
-from bench.process_tree import Sampler  # noqa: E402
+from bench.process_tree import Sampler, tree_cpu_seconds  # noqa: E402
 from bench.quiet import busy_seconds  # noqa: E402
 
 PYTHON = str(Path(sys.executable))
@@ -183,9 +183,10 @@ def warm_worker(data: str, out: str, templates_dir: str, runs: int, add: int) ->
         if i:
             generate(Path(data), templates, add, seed=100 + i, prefix=f"warm{i}", day=30 + i)
         load = os.getloadavg()[0]
-        started = time.monotonic()
+        started, cpu = time.monotonic(), tree_cpu_seconds()
         summary = run_job(data, out, spark=spark, stream=None)
         print(json.dumps({"engine": "local[2] warm session", "run": i, "seconds": round(time.monotonic() - started, 2),
+                          "cpu_seconds": round(tree_cpu_seconds() - cpu, 1),
                           "load_before": round(load, 1), "load_after": round(os.getloadavg()[0], 1),
                           "read_files": summary["ingest"]["read_files"], "records": summary["input"]["records"],
                           "timings": summary["timings_s"]}), flush=True)
