@@ -82,11 +82,11 @@ def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch
     # As many writers as cores: each writes one file per day, not one per day per input split.
     _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
     lines = table.batch_lines(spark, [batch]).cache()
+    records = attribute_faults(records_of(lines)).cache()  # every transform starts from these
     try:
         entries = _entries(lines, batch)
         set_aside = _set_aside(lines, entries)
         sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
-        records = attribute_faults(records_of(lines)).cache()  # every transform starts from these
         tables = {**derive.derive(records), "malformed": malformed_of(lines)}
         with ThreadPoolExecutor(WRITERS, thread_name_prefix="kclab-ingest") as pool:
             futures = [pool.submit(write_parquet, df, table.event_batch(name, batch)) for name, df in tables.items()]
@@ -96,9 +96,8 @@ def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch
             for future in futures:
                 future.result()
     finally:
+        records.unpersist()
         lines.unpersist()
-        if "records" in locals():
-            records.unpersist()
     return entries
 
 
