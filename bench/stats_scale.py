@@ -1,21 +1,28 @@
-"""How the statistics job scales: Spark (local[1], local[2]) against plain single-process Python.
+"""How the statistics job scales: ``kclab stats`` (Spark) against plain single-process Python.
 
-    .venv/bin/python bench/stats_scale.py --records 100000,1000000,10000000 --runs 3,3,1
+    .venv/bin/python bench/stats_scale.py --records 1000000,10000000 --runs 3,3 --warm-runs 5
 
 1. Templates: replay logs of real runs. ``--templates DIR`` uses existing logs; by default every
    script in lessons/scripts/ is run once on an embedded ZooKeeper (about 1.5 minutes).
 2. For each size, a replay directory of that many records is generated from the templates
    (``backend.stats.synthetic``): many sessions, the record mix of real runs, re-dressed as
    free play (45%), solo lessons (25%), class demos (15%) and script runs (15%), 20 classes,
-   30 days, durations stretched 0.6-1.8x, one damaged line in every 5,000 sessions.
-3. Each measured command runs as a subprocess, cold, as a user runs it: ``kclab stats`` (JVM
-   start included) and ``python -m backend.stats.baseline``. Wall time, and the peak of the summed
-   RSS of the process and all its children (driver, JVM, Python workers), sampled every 0.1 s.
-4. The Spark summary's headline numbers must equal the baseline's (checked every run).
-5. Generated data is deleted at the end (``--keep`` keeps it).
+   30 days, durations stretched 0.6-1.8x, one damaged line in every 5,000 sessions. A directory
+   already generated under ``--work`` is reused.
+3. Cold runs, side by side: for each run, the baseline ``python -m backend.stats.baseline`` and
+   then ``kclab stats`` from nothing (no ingested table: every log is parsed; JVM start
+   included), each a subprocess as a user runs it. Wall time, CPU time and the peak of the
+   summed memory (PSS) of the process and its children, sampled every 0.2 s, and the load
+   average before and after: on a shared machine CPU seconds are the steadier measure.
+4. The warm dashboard run (``--warm-runs``, on the largest size): one process keeps a SparkSession,
+   runs the job once (the table is built), then ``--warm-runs`` times adds a class's day of new
+   sessions (``--warm-add`` records) and runs the job again, as the dashboard's Run does.
+5. Every Spark run's headline numbers must equal the baseline's on the same input ("same
+   numbers"); the warm runs are checked against the baseline over the final directory.
+6. ``--event-log DIR`` writes each Spark run's event log there (``bench/spark_events.py`` reads
+   them); generated data is deleted at the end unless ``--keep`` or ``--work`` is given.
 
-Prints a Markdown table and writes the raw results as JSON (``--json``). The load average of the
-machine is recorded with every measurement: on a shared machine it explains outliers.
+Prints a Markdown table and writes the raw results as JSON (``--json``).
 """
 
 from __future__ import annotations
@@ -30,7 +37,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -38,6 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from backend.stats.synthetic import derive, load_log, write_log  # noqa: E402
+from bench.process_tree import Sampler, tree_cpu_seconds  # noqa: E402
+from bench.quiet import busy_seconds  # noqa: E402
 
 PYTHON = str(Path(sys.executable))
 KCLAB = str(Path(sys.executable).parent / "kclab")
@@ -55,8 +63,9 @@ def make_templates(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.jsonl"))
 
 
-def generate(directory: Path, templates: list, records: int, seed: int = 1) -> dict:
-    """At least ``records`` records in many sessions; returns counts."""
+def generate(directory: Path, templates: list, records: int, seed: int = 1, prefix: str = "bench",
+             day: int | None = None) -> dict:
+    """At least ``records`` records in many sessions (all on ``day``, 0-29, if given); returns counts."""
     directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     start = 1_795_000_000_000
@@ -67,9 +76,9 @@ def generate(directory: Path, templates: list, records: int, seed: int = 1) -> d
         mode = rng.choices(modes, weights)[0]
         klass = f"class-{rng.randrange(20):02d}" if mode in ("class", "sandbox", "lesson") else None
         lesson = f"lesson-{rng.randrange(8)}" if mode in ("lesson", "class") else None
-        sid = f"bench-{sessions:07d}"
+        sid = f"{prefix}-{sessions:07d}"
         lines = derive(template, session_id=sid, mode=mode, rng=rng,
-                       started_ms=start + rng.randrange(30) * DAY_MS + rng.randrange(DAY_MS),
+                       started_ms=start + (rng.randrange(30) if day is None else day) * DAY_MS + rng.randrange(DAY_MS),
                        lesson_id=lesson, class_id=klass, student=f"s{rng.randrange(40):02d}" if mode != "class" else None,
                        students=tuple(f"s{i:02d}" for i in rng.sample(range(40), rng.randint(5, 25))),
                        stretch=rng.uniform(0.6, 1.8), outcome=rng.choices(
@@ -85,78 +94,33 @@ def generate(directory: Path, templates: list, records: int, seed: int = 1) -> d
     return {"records": total, "sessions": sessions, "damaged_lines": damaged, "bytes": size}
 
 
-class PeakRss:
-    """Peak of the summed memory (PSS) of a process and its descendants, sampled in a thread."""
-
-    def __init__(self, pid: int, interval: float = 0.2) -> None:
-        self.pid, self.interval, self.peak = pid, interval, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return self.peak
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.peak = max(self.peak, sum(_rss(p) for p in _tree(self.pid)))
+def generated(work: Path, templates: list, size: int) -> tuple[Path, dict]:
+    """The replay directory of ``size`` records under ``work``, generated once."""
+    data, marker = work / f"replays-{size}", work / f"replays-{size}.json"
+    if marker.exists() and data.is_dir():
+        return data, json.loads(marker.read_text())
+    shutil.rmtree(data, ignore_errors=True)
+    t = time.monotonic()
+    counts = generate(data, templates, size)
+    marker.write_text(json.dumps(counts))
+    print(f"generated {counts} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
+    return data, counts
 
 
-def _tree(root: int) -> list[int]:
-    """The process and its descendants, less a JVM's transient helpers: to run ``chmod`` (Hadoop's
-    local file system does, for every file it writes) the JVM spawns a child that shares its
-    memory until it execs, and counting it would count the JVM twice."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        parent_exe = _exe(pid)
-        todo.extend(c for c in children.get(pid, []) if _exe(c) != parent_exe)
-    return out
-
-
-def _exe(pid: int) -> str:
-    try:
-        return os.readlink(f"/proc/{pid}/exe")
-    except OSError:
-        return ""
-
-
-def _rss(pid: int) -> int:
-    """Proportional set size: pages shared between processes are split among them. Plain RSS
-    would count the JVM several times over whenever it forks a helper (Hadoop's local file
-    system runs shell commands), which briefly shares all its pages."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def measure(command: list[str]) -> dict:
-    load_before = os.getloadavg()[0]
+def measure(command: list[str], env: dict | None = None) -> dict:
+    load_before, busy_before = os.getloadavg()[0], busy_seconds()
     started = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    sampler = PeakRss(process.pid)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                               env={**os.environ, **(env or {})})
+    sampler = Sampler(process.pid)
     stdout, stderr = process.communicate()
     seconds = time.monotonic() - started
-    peak = sampler.stop()
+    peak, cpu = sampler.stop()
     if process.returncode != 0:
         raise RuntimeError(f"{command[:3]} failed:\n{stderr[-2000:]}")
-    return {"seconds": round(seconds, 2), "peak_rss_mb": round(peak / 2**20), "stdout": stdout,
-            "load_before": round(load_before, 1), "load_after": round(os.getloadavg()[0], 1)}
+    return {"seconds": round(seconds, 2), "cpu_seconds": round(cpu, 1), "peak_rss_mb": round(peak / 2**20),
+            "others_cpu_seconds": round(busy_seconds() - busy_before - cpu, 1),  # what the rest of the machine used
+            "stdout": stdout, "load_before": round(load_before, 1), "load_after": round(os.getloadavg()[0], 1)}
 
 
 def headline_equal(summary: dict, baseline: dict) -> bool:
@@ -169,27 +133,68 @@ def headline_equal(summary: dict, baseline: dict) -> bool:
     return close(json.loads(json.dumps(summary["headline"])), json.loads(json.dumps(baseline["headline"])))
 
 
-def run_size(data: Path, out: Path, masters: list[str], runs: int) -> list[dict]:
+def run_size(data: Path, out: Path, masters: list[str], runs: int, env: dict) -> list[dict]:
+    """Cold runs, side by side: the baseline, then each master from an empty table, ``runs`` times."""
     rows = []
     for i in range(runs):
         base = measure([PYTHON, "-m", "backend.stats.baseline", str(data)])
         expected = json.loads(base["stdout"])
         rows.append({"engine": "python", "run": i, **{k: v for k, v in base.items() if k != "stdout"}})
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         for master in masters:
-            result = measure([KCLAB, "stats", "--replays", str(data), "--out", str(out), "--master", master, "--quiet"])
-            summary = json.loads((out / "summary.json").read_text())
-            rows.append({"engine": master, "run": i, **{k: v for k, v in result.items() if k != "stdout"},
-                         "job_seconds": summary["timings_s"]["total"],
-                         "session_seconds": summary["timings_s"]["spark_session"],
-                         "same_numbers": headline_equal(summary, expected),
-                         "records": summary["input"]["records"]})
+            shutil.rmtree(out.with_name(out.name + "-table"), ignore_errors=True)  # cold: parse every log
+            result = measure([KCLAB, "stats", "--replays", str(data), "--out", str(out), "--master", master, "--quiet"],
+                             env)
+            rows.append(spark_row(master, i, result, json.loads((out / "summary.json").read_text()), expected))
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-        print(json.dumps(rows[-1 - len(masters)]), file=sys.stderr, flush=True)
     return rows
 
 
+def spark_row(engine: str, run: int, result: dict, summary: dict, expected: dict | None) -> dict:
+    return {"engine": engine, "run": run, **{k: v for k, v in result.items() if k != "stdout"},
+            "timings": summary["timings_s"], "read_files": summary["ingest"]["read_files"],
+            "same_numbers": None if expected is None else headline_equal(summary, expected),
+            "records": summary["input"]["records"]}
+
+
+def warm_runs(data: Path, work: Path, templates_dir: Path, runs: int, add: int, env: dict) -> list[dict]:
+    """The dashboard's Run on a warm session: one process, the table built once, then ``runs``
+    times a class's day of new sessions and a run. Checked against the baseline at the end."""
+    out = work / "out-warm"
+    shutil.rmtree(out.with_name(out.name + "-table"), ignore_errors=True)
+    command = [PYTHON, str(Path(__file__).resolve()), "--warm-worker", str(data), str(out), str(templates_dir),
+               str(runs), str(add)]
+    result = measure(command, env)
+    rows = [json.loads(line) for line in result["stdout"].splitlines() if line.startswith("{")]
+    expected = json.loads(measure([PYTHON, "-m", "backend.stats.baseline", str(data)])["stdout"])
+    rows[-1]["same_numbers"] = headline_equal(json.loads((out / "summary.json").read_text()), expected)
+    for row in rows:
+        row["process_peak_rss_mb"] = result["peak_rss_mb"]
+    return rows
+
+
+def warm_worker(data: str, out: str, templates_dir: str, runs: int, add: int) -> int:
+    """Runs in its own process (``--warm-worker``): prints one JSON line per run."""
+    from backend.stats.job import run_job
+    from backend.stats.session import spark_session
+    spark = spark_session("local[2]")
+    templates = [load_log(p) for p in sorted(Path(templates_dir).glob("*.jsonl"))]
+    for i in range(runs + 1):
+        if i:
+            generate(Path(data), templates, add, seed=100 + i, prefix=f"warm{i}", day=30 + i)
+        load = os.getloadavg()[0]
+        started, cpu = time.monotonic(), tree_cpu_seconds()
+        summary = run_job(data, out, spark=spark, stream=None)
+        print(json.dumps({"engine": "local[2] warm session", "run": i, "seconds": round(time.monotonic() - started, 2),
+                          "cpu_seconds": round(tree_cpu_seconds() - cpu, 1),
+                          "load_before": round(load, 1), "load_after": round(os.getloadavg()[0], 1),
+                          "read_files": summary["ingest"]["read_files"], "records": summary["input"]["records"],
+                          "timings": summary["timings_s"]}), flush=True)
+    return 0
+
+
 def table(results: list[dict]) -> str:
-    lines = ["| records | engine | runs | wall s (median) | records/s | job s (no JVM start) | peak memory MB (PSS) | "
+    lines = ["| records | engine | runs | wall s (median) | CPU s (median) | records/s | peak memory MB (PSS) | "
              "same numbers | load avg |", "|---|---|---|---|---|---|---|---|---|"]
     for size in results:
         by_engine: dict[str, list[dict]] = {}
@@ -197,11 +202,11 @@ def table(results: list[dict]) -> str:
             by_engine.setdefault(row["engine"], []).append(row)
         for engine, rows in by_engine.items():
             wall = statistics.median(r["seconds"] for r in rows)
-            job = statistics.median(r.get("job_seconds", r["seconds"]) for r in rows)
+            cpu = statistics.median(r.get("cpu_seconds", 0) for r in rows)
             lines.append(
-                f"| {size['records']:,} | {engine} | {len(rows)} | {wall:.1f} | {size['records'] / wall:,.0f} | "
-                f"{job:.1f} | {max(r['peak_rss_mb'] for r in rows):,} | "
-                f"{'yes' if all(r.get('same_numbers', True) for r in rows) else 'NO'} | "
+                f"| {size['records']:,} | {engine} | {len(rows)} | {wall:.1f} | {cpu:.1f} | {size['records'] / wall:,.0f} | "
+                f"{max(r.get('peak_rss_mb', r.get('process_peak_rss_mb', 0)) for r in rows):,} | "
+                f"{'NO' if any(r.get('same_numbers') is False for r in rows) else 'yes'} | "
                 f"{min(r['load_before'] for r in rows)}–{max(r['load_after'] for r in rows)} |")
     return "\n".join(lines)
 
@@ -218,36 +223,46 @@ def machine() -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--records", default="100000,1000000,10000000")
-    parser.add_argument("--runs", default="3,3,1", help="runs per size (one number per size)")
-    parser.add_argument("--masters", default="local[1],local[2]")
+    parser.add_argument("--records", default="1000000,10000000")
+    parser.add_argument("--runs", default="3,3", help="cold runs per size (one number per size)")
+    parser.add_argument("--masters", default="local[2]")
+    parser.add_argument("--warm-runs", type=int, default=5, help="warm dashboard runs on the largest size (0: none)")
+    parser.add_argument("--warm-add", type=int, default=200_000, help="records added before each warm run")
     parser.add_argument("--templates", type=Path, help="replay logs to derive sessions from")
-    parser.add_argument("--work", type=Path, help="where generated data goes (default: a temp dir)")
+    parser.add_argument("--work", type=Path, help="where generated data goes, kept and reused (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated data")
+    parser.add_argument("--event-log", type=Path, help="write every Spark run's event log into this directory")
     parser.add_argument("--json", type=Path, help="write the raw results here")
+    parser.add_argument("--warm-worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.warm_worker:
+        data, out, templates_dir, runs, add = args.warm_worker
+        return warm_worker(data, out, templates_dir, int(runs), int(add))
     sizes = [int(s) for s in args.records.split(",")]
     runs = [int(r) for r in args.runs.split(",")]
     runs += [runs[-1]] * (len(sizes) - len(runs))
     work = args.work or Path(tempfile.mkdtemp(prefix="kclab-stats-bench-"))
     work.mkdir(parents=True, exist_ok=True)
+    env = event_log_env(args.event_log, work) if args.event_log else {}
     results = []
     try:
-        paths = sorted(args.templates.glob("*.jsonl")) if args.templates else make_templates(work / "templates")
+        templates_dir = args.templates or work / "templates"
+        paths = sorted(templates_dir.glob("*.jsonl")) or make_templates(templates_dir)
         templates = [load_log(p) for p in paths]
         print(f"{len(templates)} templates, {sum(len(t[1]) for t in templates)} records", file=sys.stderr)
         for size, count in zip(sizes, runs):
-            data = work / f"replays-{size}"
-            t = time.monotonic()
-            generated = generate(data, templates, size)
-            print(f"generated {generated} in {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
-            rows = run_size(data, work / f"out-{size}", args.masters.split(","), count)
-            results.append({"records": generated["records"], "generated": generated, "rows": rows})
-            if not args.keep:
-                shutil.rmtree(data, ignore_errors=True)
-                shutil.rmtree(work / f"out-{size}", ignore_errors=True)
+            data, counts = generated(work, templates, size)
+            rows = run_size(data, work / f"out-{size}", args.masters.split(","), count, env)
+            results.append({"records": counts["records"], "generated": counts, "rows": rows})
+        if args.warm_runs:
+            warm_data = work / "replays-warm"
+            shutil.rmtree(warm_data, ignore_errors=True)
+            shutil.copytree(work / f"replays-{sizes[-1]}", warm_data)
+            rows = warm_runs(warm_data, work, templates_dir, args.warm_runs, args.warm_add, env)
+            results.append({"records": rows[-1]["records"], "rows": rows[1:], "build": rows[0]})
+            shutil.rmtree(warm_data, ignore_errors=True)
     finally:
-        if not args.keep:
+        if not (args.keep or args.work):
             shutil.rmtree(work, ignore_errors=True)
     report = {"machine": machine(), "command": " ".join(sys.argv), "results": results}
     if args.json:
@@ -255,6 +270,17 @@ def main() -> int:
     print(json.dumps(report["machine"]))
     print(table(results))
     return 0
+
+
+def event_log_env(directory: Path, work: Path) -> dict:
+    """SPARK_CONF_DIR with a spark-defaults.conf that writes plain-text event logs to ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    conf = work / "spark-conf"
+    conf.mkdir(exist_ok=True)
+    (conf / "spark-defaults.conf").write_text(
+        f"spark.eventLog.enabled true\nspark.eventLog.dir file://{directory.resolve()}\n"
+        "spark.eventLog.compress false\nspark.eventLog.rolling.enabled false\n")
+    return {"SPARK_CONF_DIR": str(conf)}
 
 
 if __name__ == "__main__":

@@ -5,14 +5,18 @@
                                  logs when there is none yet, so the page can say which empty state)
 - ``GET /api/stats/<dataset>``   that dataset's rows; any query parameter that names a column
                                  filters on it (``?scope=cell&class_id=A``), ``limit`` caps the rows
-- ``POST /api/stats/run``        start the job over ``<DATA_DIR>/replays`` (202), 409 while one runs
+- ``POST /api/stats/run``        start the job over ``<DATA_DIR>/replays`` (202), 409 while one runs;
+                                 only logs new since the last run are parsed (``<DATA_DIR>/stats-table``)
 - ``GET /api/stats/progress``    idle / running (phase, fraction, Spark stages) / done / failed
 
 The output lives in ``<DATA_DIR>/stats`` and is read from the job's JSON copies: the web
 process needs no Parquet reader, and showing a chart never touches Spark. The job runs in one
-background thread per app, one run at a time, on the process's one SparkSession, which is
-created on the first run (``backend.stats.session``) — never per request. Heavy imports
-(pyspark) happen in that thread, so an app that never runs the job never loads them.
+background thread per app, one run at a time, on the process's one SparkSession
+(``backend.stats.session``), never one per request: opening ``/stats`` starts it in the
+background, so it is warm by the time the instructor presses Run. Its master is
+``KCLAB_SPARK_MASTER`` (docker-compose: the compose file's Spark cluster), else local mode.
+Heavy imports (pyspark) happen in those threads, so an app whose /stats is never opened never
+loads them.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any, Callable
 
 from flask import Blueprint, current_app, jsonify, request, send_from_directory
 
+from backend.stats.session import configured_master
 from web.service import int_param
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,21 +40,45 @@ bp = Blueprint("stats", __name__)
 RunFunction = Callable[[Path, Path, Callable[[dict], None]], dict]
 
 
-def spark_job(replays: Path, out: Path, progress: Callable[[dict], None], master: str = "local[2]") -> dict:
-    """The real run: the process's SparkSession (created on first use) and the job."""
+def spark_job(replays: Path, out: Path, progress: Callable[[dict], None], master: str) -> dict:
+    """The real run: the process's SparkSession (created on first use, then kept warm) and the
+    job over the ingested table beside the output (``<DATA_DIR>/stats-table``): a run reads only
+    the logs that are new since the last one."""
     from backend.stats.job import run_job
     from backend.stats.session import spark_session
     return run_job(replays, out, spark=spark_session(master), progress=progress, stream=None)
 
 
+def warm_spark(master: str) -> None:
+    """Start the process's SparkSession now (the JVM and the context take seconds), so that the
+    instructor's first Run does not wait for it."""
+    from backend.stats.session import spark_session
+    spark_session(master)
+
+
 class StatsRunner:
     """Runs the job in a background thread, one run at a time, and keeps its progress."""
 
-    def __init__(self, replays: Path, out: Path, run: RunFunction) -> None:
-        self.replays, self.out, self._run = replays, out, run
+    def __init__(self, replays: Path, out: Path, run: RunFunction, warm: Callable[[], None] | None = None) -> None:
+        self.replays, self.out, self._run, self._warm = replays, out, run, warm
         self._lock = threading.Lock()
         self._state: dict[str, Any] = {"state": "idle"}
         self._thread: threading.Thread | None = None
+        self._warming: threading.Thread | None = None
+
+    def warm(self) -> None:
+        """Start the Spark session in the background, once (the page calls this when it opens)."""
+        with self._lock:
+            if self._warm is None or self._warming is not None:
+                return
+            self._warming = threading.Thread(target=self._warm_quietly, name="kclab-stats-warm", daemon=True)
+            self._warming.start()
+
+    def _warm_quietly(self) -> None:
+        try:
+            self._warm()
+        except Exception:  # noqa: BLE001 - a Run will start the session again and show the error
+            pass
 
     def start(self) -> bool:
         """Start a run; False if one is already running."""
@@ -85,6 +114,7 @@ class StatsRunner:
             summary = self._run(self.replays, self.out, self._on_progress)
             outcome = {"state": "done", "fraction": 1.0,
                        "records": summary.get("input", {}).get("records"),
+                       "new_logs": summary.get("ingest", {}).get("read_files"),
                        "seconds": summary.get("timings_s", {}).get("total")}
         except Exception as error:  # noqa: BLE001 - shown to the instructor, not raised in a thread
             current = f"{type(error).__name__}: {error}"
@@ -97,13 +127,16 @@ class StatsRunner:
 def _set_up(setup_state) -> None:
     app = setup_state.app
     data = Path(app.config["DATA_DIR"])
-    run = app.config.get("STATS_RUN")
+    run, warm = app.config.get("STATS_RUN"), None
     if run is None:
-        master = app.config.get("STATS_MASTER", "local[2]")
+        master = app.config.get("STATS_MASTER") or configured_master()
 
         def run(replays, out, progress):
             return spark_job(replays, out, progress, master)
-    app.extensions["kclab_stats"] = StatsRunner(data / "replays", data / "stats", run)
+
+        def warm():
+            warm_spark(master)
+    app.extensions["kclab_stats"] = StatsRunner(data / "replays", data / "stats", run, warm)
 
 
 def runner() -> StatsRunner:
@@ -168,6 +201,7 @@ def _instructor_only():
 
 @bp.get("/stats")
 def page():
+    runner().warm()  # the instructor will press Run soon: start Spark meanwhile
     return send_from_directory(ROOT / "static", "stats.html", max_age=0)
 
 

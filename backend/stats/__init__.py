@@ -1,19 +1,27 @@
 """Class-wide statistics from replay logs, computed with PySpark.
 
 A replay log (``<session_id>.jsonl``: a session header, then one record per line; see
-``docs/records.md``) is the only input. The job (``backend.stats.job``; ``kclab stats``) reads
-every log in a directory with an explicit schema (``backend.stats.schema``), attaches each record
-to its session header, sets damaged lines aside with a reason, and writes one Parquet dataset per
-metric plus ``summary.json``. The instructor dashboard (``web/stats_pages.py``) reads that output.
+``docs/records.md``) is the only input. Each log is parsed once, with an explicit schema
+(``backend.stats.schema``), into the ingested table (``backend.stats.table``): the lines some
+metric reads, attached to their session, the damaged lines with a reason, and the per-session
+event tables derived from them (failovers, offline windows, answers, rules broken ...), as
+Parquet. Every run brings that table up to date (new and changed logs read and derived, removed
+ones forgotten), aggregates the event tables, and writes one Parquet dataset per metric plus
+``summary.json``. The instructor dashboard (``web/stats_pages.py``) reads that
+output and runs the job on the server's one SparkSession.
 
 Module map:
 
 - ``schema``     the Spark schema of one replay-log line (tested against ``Record`` and the docs)
 - ``session``    the one SparkSession of a process (local mode settings from the environment notes)
-- ``load``       files -> lines -> (records, sessions, malformed lines), in one pass over the input
+- ``load``       files -> lines with their number, reason and narrow columns (each file read whole, once)
+- ``table``      the ingested table's layout and manifest, and how a run reads it
+- ``ingest``     bringing the table up to date: new logs parsed and derived, removed ones forgotten, batches merged
+- ``derive``     the per-session event tables each metric starts from (the transforms, run once per log)
+- ``violations`` the rules' fold (``backend/view``) over each whole session, in Python, at ingest
 - ``aggregate``  distributions (count, mean, p50, p95, max) and the scopes (overall, lesson, class ...)
 - ``cluster_metrics``, ``lesson_metrics``, ``sandbox_metrics``  the transforms, DataFrame -> DataFrame
-- ``metrics``    which datasets the job writes, built from those transforms
+- ``metrics``    which datasets the job writes, aggregated from the event tables
 - ``progress``   StatusTracker polling: stage/task progress on stderr and to a callback
 - ``output``     Parquet + JSON per metric, written aside and swapped in, then ``summary.json``
 - ``job``        the job itself and ``main()`` (also usable as ``spark-submit backend/stats/job.py``)

@@ -110,14 +110,15 @@ def read_log(path: Path, malformed: Counter) -> tuple[dict | None, list[dict], i
 
 
 def read_text(text: str, malformed: Counter) -> tuple[dict | None, list[dict], int]:
-    """``read_log`` of a log's text (the violations dataset reads files on Spark's executors)."""
+    """``read_log`` of a log's text."""
     complete = text.endswith("\n")
     lines = [] if text == "" else text.split("\n")
     if complete:
         lines = lines[:-1]
     header = _header_ok(lines, complete)
     if header is None:
-        malformed["missing_header"] += len(lines)
+        if lines:  # an empty file has no line to set aside
+            malformed["missing_header"] += len(lines)
         return None, [], len(lines)
     records = []
     for number, line in enumerate(lines[1:], start=1):

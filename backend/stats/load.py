@@ -1,11 +1,18 @@
-"""Replay logs -> lines -> records, sessions and malformed lines, in one pass over the input.
+"""Replay logs -> the lines worth keeping, each line parsed once, in one pass over the files.
 
-Each file is read whole (``wholetext``) and split into lines here rather than with Spark's
-line-based JSON reader, because two rules of the format are about *positions* in a file: the
-session header is the file's **first** line, and a last line without its newline was torn by a
-crash of the app (``backend/runtime/replay.py`` writes and flushes one line at a time). A
-line-based reader knows neither. A session log is small (a 30-minute sandbox is a few MB), so a
-whole file per row is cheap, and files are still spread over tasks.
+Two rules of the format are about *positions* in a file: the session header is the file's
+**first** line, and a last line without its newline was torn by a crash of the app
+(``backend/runtime/replay.py`` writes and flushes one line at a time). Each file is therefore
+read as one row (``wholetext``) and split into its lines here, so a line's number, its file's
+header and whether the file ends with a newline are at hand in the same row, with no second
+pass. A replay log is small (a 30-minute sandbox is a few MB), files are spread over tasks.
+
+Spark's line reader was tried first (issue 16): it knows neither position, so it needs a
+second scan of the text (per split: lines, first line, bytes) joined back to every line, and
+on the benchmark's data it cost twice the CPU of this pass (docs/performance.md). What made the
+old whole-file job slow was elsewhere: every line was parsed with every field (``note``,
+``detail`` copied), and the keep filter, pushed down by the optimizer, copied the parse once
+per field it read. Here each line is parsed inside the explode, once, with ``PARSE_SCHEMA``.
 
 Every line gets a ``reason`` when it cannot be used, and the job reports them instead of failing:
 
@@ -24,157 +31,130 @@ Unlike the replay readers (docs/records.md, "Replay logs"), which play a log up 
 damaged line, the job sets aside each damaged line and keeps the rest: for class-wide counts
 one bad line should cost one record, not the remainder of a session.
 
-What is kept after parsing (``kept``) is small: the columns the metrics read (``note`` and all
-of ``detail`` but two values are dropped at once), and only the lines that matter — every
-file's first line (its header, or the reason it has none), the malformed lines, and the records
-some metric reads (``backend.stats.events.relevant``). The input counts (lines, records,
-sessions) are derived from the first lines' line counts and the malformed lines, so no pass
-over all records is needed after the parse.
+What is kept (``kept_lines``) is small: every file's first line (its header's columns, its line
+count and size: the ingested table's manifest is read from these), the malformed lines, and of
+the records only those some metric reads (``backend.stats.events.relevant``), with only the
+columns the metrics read (``detail`` is never parsed as a whole: its two values come from the
+line's text, for the few lines that have them). ``backend.stats.ingest`` writes them.
 """
 
 from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from backend.core.records import KINDS
 from backend.stats.events import relevant
-from backend.stats.schema import CORRUPT, JSON_OPTIONS, LINE_SCHEMA, REQUIRED_RECORD_FIELDS
+from backend.stats.schema import CORRUPT, JSON_OPTIONS, LINE_SCHEMA, RECORD_TYPES, REQUIRED_RECORD_FIELDS
 
 REASONS = ("missing_header", "truncated", "bad_json", "wrong_type", "missing_field", "bad_version", "unknown_kind",
            "other_session")
 
-# The record columns the metrics read; everything else is dropped before caching.
+# The record columns the metrics read.
 RECORD_COLUMNS = ("kind", "seq", "ts_ms", "from_state", "to_state", "op", "outcome", "election", "topic",
                   "partition", "leader", "controller_epoch", "count", "acks", "step", "student", "answer", "correct",
                   "question", "misconception")
-# Header columns, kept on the header row (line 0) only.
-HEADER_COLUMNS = ("session_id", "mode", "lesson_id", "class_id", "started_ms")
+HEADER_COLUMNS = ("session_id", "mode", "lesson_id", "class_id", "student", "started_ms")
 EXCERPT_CHARS = 200
 
+# A line is parsed with every field that has a type to check (a wrong type makes the line
+# `wrong_type`, whatever the field) and only the string fields some rule or metric reads: a string
+# accepts any JSON value, so leaving `note`, `cause`, `detail` and the header's `cluster` out
+# changes no reason, and Spark then skips them instead of copying their text.
+_READ_STRINGS = {"kind", "subject", "session_id", *RECORD_COLUMNS, *HEADER_COLUMNS}
+PARSE_SCHEMA = T.StructType([f for f in LINE_SCHEMA.fields
+                             if not isinstance(f.dataType, T.StringType) or f.name in _READ_STRINGS or f.name == CORRUPT])
 
-def read_files(spark: SparkSession, replays: str) -> DataFrame:
-    """One row per ``*.jsonl`` file directly in ``replays``: path, size, whole text."""
-    return (spark.read.option("pathGlobFilter", "*.jsonl").text(replays, wholetext=True)
+
+FILE_COLUMNS = (("file_size", T.LongType()), ("n_lines", T.IntegerType()), ("header_ok", T.BooleanType()),
+                *[(c, T.LongType() if c == "started_ms" else T.StringType()) for c in HEADER_COLUMNS if c != "student"],
+                ("session_student", T.StringType()))
+"""Columns of a file's first line (null on every other line): the file and its header."""
+
+KEPT_SCHEMA = T.StructType(
+    [T.StructField("sk", T.LongType()), T.StructField("line", T.IntegerType()), T.StructField("reason", T.StringType()),
+     T.StructField("file", T.StringType()), T.StructField("excerpt", T.StringType())]
+    + [T.StructField(c, RECORD_TYPES[c]) for c in RECORD_COLUMNS]
+    + [T.StructField("subject", T.StringType()), T.StructField("source", T.StringType()),
+       T.StructField("completed", T.BooleanType())]
+    + [T.StructField(c, t) for c, t in FILE_COLUMNS]
+    + [T.StructField("date", T.StringType()), T.StructField("batch", T.IntegerType())])
+"""A kept line as the ingested table stores it (``date`` and ``batch`` are its partition columns)."""
+
+
+def read_files(spark: SparkSession, paths: list[str] | str) -> DataFrame:
+    """One row per file (the given files, or the ``*.jsonl`` files of a directory): path, size, text."""
+    reader = spark.read.option("pathGlobFilter", "*.jsonl") if isinstance(paths, str) else spark.read
+    return (reader.text(paths, wholetext=True)
             .select(F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_size").alias("file_size"),
                     F.col("value")))
 
 
-def parse_lines(files: DataFrame) -> DataFrame:
-    """Files -> one row per line with its ``reason`` (null: a usable line) and the narrow columns.
-
-    Columns: ``sk`` (a key per file), ``line`` (0-based), ``reason``, the header columns on line 0
-    of a file whose header is valid, the record columns, ``subject`` (zk and lesson records
-    only), ``source`` (fault records: ``detail.source``), ``completed`` (a lesson's ``finished``
-    record: ``detail.completed``), and ``file``/``excerpt`` on malformed lines and line 0."""
-    text = F.col("value")
-    per_file = files.select(
-        F.xxhash64("file").alias("sk"), "file", "file_size",
-        F.split(text, "\n").alias("lines"),
-        text.endswith("\n").alias("complete"),
-    )
+def parse_lines(files: DataFrame, batch: int) -> DataFrame:
+    """Every line with its number (``line``, 0-based), ``reason`` (null: a usable line), the
+    session key ``sk`` (the file as read in this batch), ``date`` (its header's day, UTC), and
+    the narrow columns: the record columns, ``subject`` (zk and lesson records only), ``source``
+    (fault records: ``detail.source``), ``completed`` (a lesson's ``finished`` record:
+    ``detail.completed``), ``file``/``excerpt`` on malformed lines, ``FILE_COLUMNS`` on line 0."""
+    lines = F.split("value", "\n", -1)
+    per_file = files.select("file", "file_size", lines.alias("lines"), F.col("value").endswith("\n").alias("complete"))
     per_file = per_file.withColumn(
-        "n_lines",
-        F.when((F.size("lines") == 1) & (F.element_at("lines", 1) == F.lit("")), 0)
-        .when(F.col("complete"), F.size("lines") - 1)
-        .otherwise(F.size("lines")),
-    )
-    header = F.from_json(F.element_at("lines", 1), LINE_SCHEMA, JSON_OPTIONS)
-    per_file = per_file.withColumn("header", header).withColumn("header_ok", _header_ok(F.col("header")))
-
+        "n_lines", F.when((F.size("lines") == 1) & (F.element_at("lines", 1) == ""), 0)
+        .when(F.col("complete"), F.size("lines") - 1).otherwise(F.size("lines")))
+    h = F.from_json(F.element_at("lines", 1), PARSE_SCHEMA, JSON_OPTIONS)
+    per_file = per_file.withColumn("h", h).withColumn("header_ok", _header_ok(F.col("h")))
+    # Parsed inside the explode: a parse in a projection above it would be copied by the
+    # optimizer into the pushed-down keep filter, once per field that filter reads.
+    parsed = F.transform("lines", lambda text: F.struct(text.alias("text"), F.from_json(text, PARSE_SCHEMA, JSON_OPTIONS)
+                                                        .alias("r")))
     exploded = per_file.select(
-        "sk", "file", "file_size", "complete", "n_lines", "header_ok", F.col("header.session_id").alias("header_sid"),
-        F.posexplode("lines").alias("line", "text"),
+        F.xxhash64("file", F.lit(batch)).alias("sk"), "file", "file_size", "complete", "n_lines", "header_ok", "h",
+        F.when(F.col("header_ok"), F.date_format(F.timestamp_millis(F.col("h.started_ms")), "yyyy-MM-dd")).alias("date"),
+        F.posexplode(parsed).alias("line", "p"),
     ).where(F.col("line") < F.col("n_lines"))
-    parsed = exploded.withColumn("r", F.from_json("text", LINE_SCHEMA, JSON_OPTIONS))
-    reason = _reason(F.col("r"), F.col("text"), F.col("line"), F.col("n_lines"), F.col("complete"), F.col("header_ok"),
-                     F.col("header_sid"))
-    parsed = parsed.withColumn("reason", reason)
-
-    r = F.col("r")
-    is_header_row = (F.col("line") == 0) & F.col("header_ok")
-    kind = r.getField("kind")
-    detail = r.getField("detail")
-    columns = [
-        "sk", "line", "reason",
-        F.when(F.col("reason").isNotNull() | (F.col("line") == 0), F.col("file")).alias("file"),
-        F.when(F.col("line") == 0, F.col("file_size")).alias("file_size"),
-        F.when(F.col("line") == 0, F.col("n_lines")).alias("n_lines"),
-        F.when(F.col("line") == 0, F.col("header_ok")).alias("header_ok"),
-        F.when(F.col("reason").isNotNull(), F.substring("text", 1, EXCERPT_CHARS)).alias("excerpt"),
-        *[F.when(is_header_row, r.getField(c)).alias(c) for c in HEADER_COLUMNS],
-        F.when(is_header_row, r.getField("student")).alias("session_student"),
+    r, text, line = F.col("p.r"), F.col("p.text"), F.col("line")
+    reason = _reason(r, text, line, F.col("n_lines"), F.col("complete"), F.col("header_ok"), F.col("h.session_id"))
+    with_reason = exploded.withColumn("reason", reason)
+    bad, first, kind = F.col("reason").isNotNull(), line == 0, r.getField("kind")
+    header = F.col("header_ok") & first
+    return with_reason.select(
+        "sk", line.cast("int").alias("line"), "reason",
+        F.when(bad | first, F.col("file")).alias("file"), F.when(bad, F.substring(text, 1, EXCERPT_CHARS)).alias("excerpt"),
         *[r.getField(c).alias(c) for c in RECORD_COLUMNS],
         F.when(kind.isin("zk", "lesson"), r.getField("subject")).alias("subject"),
-        F.when(kind == "fault", F.get_json_object(detail, "$.source")).alias("source"),
+        F.when(kind == "fault", F.get_json_object(text, "$.detail.source")).alias("source"),
         F.when((kind == "lesson") & (r.getField("to_state") == "finished"),
-               F.get_json_object(detail, "$.completed") == "true").alias("completed"),
-    ]
-    return parsed.select(*columns)
+               F.get_json_object(text, "$.detail.completed") == "true").alias("completed"),
+        *[F.when(first, F.col(c)).alias(c) for c in ("file_size", "n_lines", "header_ok")],
+        *[F.when(header, F.col("h").getField(c)).alias(c) for c in HEADER_COLUMNS if c != "student"],
+        F.when(header, F.col("h.student")).alias("session_student"),
+        "date",
+    )
 
 
 def kept_lines(lines: DataFrame) -> DataFrame:
-    """The lines worth caching: first lines, malformed lines, records a metric reads."""
+    """The lines worth keeping: first lines, malformed lines and the records a metric reads."""
     return lines.where(F.col("reason").isNotNull() | (F.col("line") == 0) | relevant())
 
 
-def drop_duplicate_copies(kept: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(kept lines without duplicate copies, the ``sk`` of each copy dropped).
-
-    One session may be on disk twice: an exported log imported again (``<id>.imported.jsonl``),
-    or a shorter copy of it. Counting both would count its failovers, answers and losses twice,
-    so of every session only the copy with the most lines stays (ties: the first file name).
-    Files without a valid header are not sessions and are never dropped here."""
-    from pyspark.sql import Window
-
-    firsts = kept.where((F.col("line") == 0) & F.col("header_ok")).select("sk", "session_id", "n_lines", "file")
-    best_first = Window.partitionBy("session_id").orderBy(F.col("n_lines").desc(), F.col("file"))
-    copies = firsts.withColumn("rank", F.row_number().over(best_first)).where(F.col("rank") > 1).select("sk")
-    return kept.join(F.broadcast(copies), "sk", "left_anti"), copies
+def records_of(kept: DataFrame) -> DataFrame:
+    """The usable records (first lines and malformed lines left out)."""
+    return kept.where(F.col("reason").isNull() & (F.col("line") > 0)).drop(
+        "reason", "file", "excerpt", "line", *[c for c, _ in FILE_COLUMNS])
 
 
-def input_counts(kept: DataFrame) -> dict:
-    """Files, bytes, lines, records, sessions by mode, malformed lines by reason — from one small
-    aggregation over the kept lines (this is also the action that fills their cache)."""
-    groups = (kept.where(F.col("reason").isNotNull() | (F.col("line") == 0))
-              .groupBy("reason", "mode", (F.col("line") == 0).alias("first"))
-              .agg(F.count(F.lit(1)).alias("n"), F.sum("file_size").alias("bytes"), F.sum("n_lines").alias("lines"))
-              .collect())
-    out = {"files_read": 0, "bytes_read": 0, "lines": 0, "sessions": 0, "sessions_by_mode": {},
-           "malformed_by_reason": {}}
-    for g in groups:
-        if g.first:
-            out["files_read"] += g.n
-            out["bytes_read"] += g.bytes or 0
-            out["lines"] += g.lines or 0
-        if g.reason is not None:
-            out["malformed_by_reason"][g.reason] = out["malformed_by_reason"].get(g.reason, 0) + g.n
-        elif g.first:
-            out["sessions"] += g.n
-            out["sessions_by_mode"][g.mode] = out["sessions_by_mode"].get(g.mode, 0) + g.n
-    out["records"] = out["lines"] - out["sessions"] - sum(out["malformed_by_reason"].values())
-    return out
+def malformed_of(kept: DataFrame) -> DataFrame:
+    """Lines set aside: their file's key and path, 1-based line number, reason, the first 200
+    characters."""
+    return (kept.where(F.col("reason").isNotNull())
+            .select("sk", "file", (F.col("line") + 1).alias("line"), "reason", "excerpt"))
 
 
-def records_of(lines: DataFrame) -> DataFrame:
-    """The usable records (header rows and malformed lines left out)."""
-    return lines.where(F.col("reason").isNull() & (F.col("line") > 0)).drop(
-        "reason", "file", "file_size", "n_lines", "header_ok", "excerpt", *HEADER_COLUMNS, "session_student")
-
-
-def sessions_of(lines: DataFrame) -> DataFrame:
-    """One row per file with a valid header: its key, identity, dimensions and date (UTC)."""
-    return (lines.where((F.col("line") == 0) & F.col("header_ok"))
-            .select("sk", "session_id", "mode", "lesson_id", "class_id",
-                    F.col("session_student").alias("student"), "started_ms",
-                    F.date_format(F.timestamp_millis("started_ms"), "yyyy-MM-dd").alias("date"),
-                    "file", F.col("n_lines").alias("lines")))
-
-
-def malformed_of(lines: DataFrame) -> DataFrame:
-    """Lines set aside: file, 1-based line number, reason, the first 200 characters."""
-    return (lines.where(F.col("reason").isNotNull())
-            .select("file", (F.col("line") + 1).alias("line"), "reason", "excerpt"))
+def malformed_by_reason(kept: DataFrame) -> dict[str, int]:
+    """How many lines were set aside for each reason (also the action that fills kept's cache)."""
+    counts = kept.groupBy("reason").count().collect()
+    return {row.reason: row["count"] for row in counts if row.reason is not None}
 
 
 def _header_ok(h: Column) -> Column:

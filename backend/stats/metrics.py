@@ -1,9 +1,10 @@
-"""The datasets the job writes, one per metric, each built from the transforms.
+"""The datasets the job writes, one per metric, each aggregated from the event tables.
 
 ``DATASETS`` lists them in the order the job computes them. Raw tables (one row per event,
 with the session's dimensions) serve histograms and ad-hoc questions; aggregated tables have a
 ``scope`` column (``backend.stats.aggregate``). Every definition is stated once, in the
-transform's docstring; the README of the output is this table.
+transform's docstring (the transforms made the event tables, ``backend.stats.derive``); the
+README of the output is this table.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from functools import cached_property
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from backend.stats import cluster_metrics as cm
-from backend.stats import lesson_metrics as lm
 from backend.stats import sandbox_metrics as sm
 from backend.stats.aggregate import DIMS, SCOPES, count_where, distribution, ratio, scoped
 
@@ -42,17 +41,14 @@ DATASETS: dict[str, str] = {
 
 
 class Metrics:
-    """The datasets of one job run. ``records`` are the relevant records with their faults
-    (``backend.stats.events``), ``sessions`` and ``malformed`` come from ``backend.stats.load``;
-    intermediate event tables used by several datasets are cached."""
+    """The datasets of one job run. ``events`` are the event tables of the counted sessions
+    (``backend.stats.derive``: name -> rows keyed by ``sk``), ``sessions`` one row per counted
+    log with a valid header (``backend.stats.table.Table.sessions``); the event tables joined
+    with the sessions' dimensions that several datasets read are cached."""
 
-    def __init__(self, records: DataFrame, sessions: DataFrame, malformed: DataFrame,
-                 violations: DataFrame | None = None) -> None:
-        """``violations``: ``backend.stats.violations.violations_of`` (sk, rule, violations)."""
-        self.records = records
-        self._violations_input = violations
+    def __init__(self, events: dict[str, DataFrame], sessions: DataFrame) -> None:
+        self.events = events
         self._sessions_input = sessions
-        self._malformed_input = malformed
         self._cached: list[DataFrame] = []
 
     def build(self, name: str) -> DataFrame:
@@ -82,7 +78,7 @@ class Metrics:
     def dims(self) -> DataFrame:
         """sk -> session_id and the dimensions; a lesson session whose header names no lesson
         takes the id from its ``started`` record's subject."""
-        named = self._sessions_input.join(lm.lesson_ids(self.records), "sk", "left").withColumn(
+        named = self._sessions_input.join(self.events["lesson_ids"], "sk", "left").withColumn(
             "lesson_id", F.coalesce("lesson_id", "started_lesson_id"))
         return self._cache(named.select("sk", "session_id", *DIMS))
 
@@ -91,24 +87,24 @@ class Metrics:
 
     @cached_property
     def failover_events(self) -> DataFrame:
-        return self._cache(self.with_dims(cm.failovers(self.records)))
+        return self._cache(self.with_dims(self.events["failovers"]))
 
     @cached_property
     def windows(self) -> DataFrame:
-        return self._cache(self.with_dims(cm.offline_windows(self.records)))
+        return self._cache(self.with_dims(self.events["offline_windows"]))
 
     @cached_property
     def answer_events(self) -> DataFrame:
-        answers = self.with_dims(lm.answers(self.records))
+        answers = self.with_dims(self.events["answers"])
         return self._cache(answers.withColumn("student", F.coalesce("answer_student", "student")))
 
     # -- the datasets ----------------------------------------------------------------------------
     def _sessions(self) -> DataFrame:
         """Records of a session = its lines - the header - its malformed lines."""
-        bad = self._malformed_input.groupBy("file").agg(F.count(F.lit(1)).alias("malformed"))
+        bad = self.events["malformed"].groupBy("sk").agg(F.count(F.lit(1)).alias("malformed"))
         base = self._sessions_input.drop("lesson_id").join(self.dims.select("sk", "lesson_id"), "sk")
         malformed = F.coalesce("malformed", F.lit(0))
-        return base.join(bad, "file", "left").select(
+        return base.join(bad, "sk", "left").select(
             "session_id", *DIMS, "file", "lines", (F.col("lines") - 1 - malformed).alias("records"),
             malformed.alias("malformed"))
 
@@ -132,20 +128,20 @@ class Metrics:
         return scoped(self.windows, aggs, by=["fault"], total_over_by=True)
 
     def _elections(self) -> DataFrame:
-        return scoped(self.with_dims(cm.elections(self.records)), [F.count(F.lit(1)).alias("elections")],
+        return scoped(self.with_dims(self.events["elections"]), [F.count(F.lit(1)).alias("elections")],
                       by=["election"])
 
     def _data_loss(self) -> DataFrame:
-        return scoped(self.with_dims(cm.data_losses(self.records)),
+        return scoped(self.with_dims(self.events["data_losses"]),
                       [F.count(F.lit(1)).alias("events"), F.sum("messages").alias("messages_lost")], by=["acks"])
 
     def _fencing(self) -> DataFrame:
-        return scoped(self.with_dims(cm.fenced(self.records)),
+        return scoped(self.with_dims(self.events["fenced"]),
                       [count_where(F.col("what") == "zombie_write", "zombie_writes_fenced"),
                        count_where(F.col("what") == "stale_request", "stale_epoch_rejections")])
 
     def _violations(self) -> DataFrame:
-        return scoped(self.with_dims(self._violations_input),
+        return scoped(self.with_dims(self.events["violations"]),
                       [F.count(F.lit(1)).alias("sessions"), F.sum("violations").alias("violations")], by=["rule"])
 
     def _predictions(self) -> DataFrame:
@@ -184,27 +180,25 @@ class Metrics:
         return parts[0].unionByName(parts[1])
 
     def _step_times(self) -> DataFrame:
-        return scoped(self.with_dims(lm.step_durations(self.records)), distribution("duration_ms"),
+        return scoped(self.with_dims(self.events["step_durations"]), distribution("duration_ms"),
                       by=["lesson_id", "step", "op"], scopes=("lesson", "class"))
 
     def _completion(self) -> DataFrame:
-        progress = self.with_dims(lm.lesson_progress(self.records))
+        progress = self.with_dims(self.events["lesson_progress"])
         out = scoped(progress, [count_where(F.col("started"), "started"), count_where(F.col("finished"), "finished"),
                                 count_where(F.col("completed"), "completed")])
         return out.withColumn("completion_rate", ratio("completed", "started"))
 
     def _funnel(self) -> DataFrame:
-        return scoped(self.with_dims(lm.steps_reached(self.records)),
+        return scoped(self.with_dims(self.events["steps_reached"]),
                       [F.count(F.lit(1)).alias("reached"), count_where(F.col("step_finished"), "finished")],
                       by=["lesson_id", "step"], scopes=("lesson", "class", "cell"))
 
     def _sandbox_faults(self) -> DataFrame:
-        windows = self.windows.select("sk", "start_seq", "fault", "fault_seq", "fault_source")
-        faults = self.with_dims(sm.user_faults(self.records, windows))
-        faults = faults.where(F.col("mode") == "sandbox")
+        faults = self.with_dims(self.events["user_faults"]).where(F.col("mode") == "sandbox")
         return scoped(faults, [F.count(F.lit(1)).alias("injected"), count_where(F.col("applied"), "applied"),
                                *[F.sum(e).alias(e) for e in sm.EFFECTS]],
                       by=["op"], scopes=("overall", "class", "student", "cell"))
 
     def _malformed(self) -> DataFrame:
-        return self._malformed_input
+        return self.events["malformed"].select("file", "line", "reason", "excerpt")

@@ -3,7 +3,7 @@
 Layout of ``--out``::
 
     summary.json              headline numbers, malformed lines, input size, timings
-    <dataset>/                Parquet (for analysts, notebooks, another Spark job)
+    <dataset>/                Parquet, one file (for analysts, notebooks, another Spark job)
     json/<dataset>/part-*.json the same rows as JSON lines, nulls included (the dashboard reads
                               these: the web app has no Parquet reader and should not start Spark
                               to show a chart)
@@ -11,8 +11,8 @@ Layout of ``--out``::
 A run writes into a sibling directory ``.<name>.staging-<id>`` and renames it into place at the
 end, so the dashboard never reads half of one run and half of another, and a failed run leaves
 the previous output alone. Where ``--out`` itself cannot be renamed (a mount point), the
-contents are replaced instead. ``--out`` must be a filesystem path the driver can write (with a
-cluster master: one shared with the executors, which write the Parquet/JSON parts).
+contents are replaced instead. The driver writes every file here (the datasets are collected to
+it), so with a cluster master ``--out`` need only be a path the driver can write.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the reader below needs no pyspark
+    import pyarrow
     from pyspark.sql import DataFrame
 
 SUMMARY = "summary.json"
@@ -43,21 +44,16 @@ class Output:
         self.staging.mkdir()
 
     def write(self, name: str, df: "DataFrame") -> int:
-        """Write one dataset (Parquet by Spark, JSON lines from the driver) and return its row
-        count. Datasets are small (aggregates, or one row per event), so collecting them costs
-        less than a second Spark write job with its commit protocol."""
-        df = df.coalesce(1).cache()  # small: one Parquet file, not one per (mostly empty) partition
-        try:
-            df.write.mode("overwrite").parquet(str(self.staging / name))
-            rows = df.collect()
-        finally:
-            df.unpersist()
+        """Write one dataset and return its row count. Datasets are small (aggregates, or one row
+        per event), so one Spark job brings the rows to the driver as Arrow, and the driver writes
+        both files: a Spark write would be a second job, with its commit protocol, per dataset."""
+        table = write_parquet(df, self.staging / name)
         directory = self.staging / "json" / name
         directory.mkdir(parents=True, exist_ok=True)
         with open(directory / "part-00000.json", "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row.asDict(recursive=True), separators=(",", ":"), default=str) + "\n")
-        return len(rows)
+            for row in table.to_pylist():
+                f.write(json.dumps(row, separators=(",", ":"), default=str) + "\n")
+        return table.num_rows
 
     def write_summary(self, summary: dict) -> None:
         path = self.staging / SUMMARY
@@ -87,6 +83,17 @@ class Output:
         for child in self.staging.iterdir():
             shutil.move(str(child), str(self.final / child.name))
         shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def write_parquet(df: "DataFrame", directory: Path) -> "pyarrow.Table":
+    """Collect a small frame as Arrow (one Spark job) and write it from the driver as one
+    Parquet file in ``directory`` (created): no Spark write job and commit protocol."""
+    import pyarrow.parquet as pq
+
+    table = df.toArrow()
+    directory.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, directory / "part-00000.parquet")
+    return table
 
 
 def read_json_dataset(out: Path, name: str) -> list[dict]:

@@ -1,36 +1,51 @@
-"""How often Kafka's rules broke: the ``violations`` dataset, from the page's own checks.
+"""How often Kafka's rules broke: the ``violations`` event table, from the page's own checks.
 
 The rules are the invariant panel's (``backend/view``): a fold over every record of a session
 that no DataFrame expression could restate without a second, drifting definition. So this one
-dataset runs that Python fold on the executors, one replay file at a time, straight from the
-file's text (``read_files``); its lines are read by the same rules as the rest of the job
-(``backend.stats.baseline.read_text``: damaged lines left out). The executors therefore need
-this package and its Python (``PYSPARK_PYTHON``; the compose file's worker runs the app's
-image). Rows: one per session and broken rule — ``sk``, ``rule``, ``violations``.
+table is computed in Python, on the executors, once per log: when the log is ingested
+(``backend.stats.ingest`` stores the rows in the table beside the log's lines). The fold needs
+the session's records in seq order, so each file is read whole (``read_files``); which of its
+lines are records was already decided by Spark's parse (``backend.stats.load``), and only the
+numbers of the lines it set aside come along, so the two can never disagree and the Python side
+only decodes JSON (no second check of every field). The executors therefore need this package
+and its Python (``PYSPARK_PYTHON``; the compose file's worker runs the app's image).
+Rows: one per session and broken rule — ``sk``, ``rule``, ``violations``.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import json
 
-from backend.stats.baseline import read_text
 from backend.view.page import broken_rules
 
 
-def file_violations(text: str) -> dict[str, int]:
-    """``{rule: violations}`` of one replay file's text (``{}`` when it has no header)."""
-    header, records, _ = read_text(text, Counter())
-    return broken_rules(records) if header is not None else {}
+def session_violations(text: str, set_aside: list[int]) -> dict[str, int]:
+    """The rules broken in one log with a valid header: its records are every line after the
+    first but those set aside (0-based numbers), decoded and folded in seq order."""
+    lines = text.split("\n")
+    n_lines = len(lines) - 1 if text.endswith("\n") else len(lines)
+    skip = set(set_aside)
+    records = [json.loads(lines[i]) for i in range(1, n_lines) if i not in skip]
+    records.sort(key=lambda r: r["seq"])
+    return broken_rules(records)
 
 
-def violations_of(files):
-    """``files`` (``backend.stats.load.read_files``) -> sk, rule, violations."""
+def violations_of(files, batch: int, sessions: dict[int, list[int]]):
+    """``files`` (``backend.stats.load.read_files``) -> sk, rule, violations. ``sessions``: the
+    key (``sk``, as ``backend.stats.load.parse_lines`` keys the files read in ``batch``) of each
+    log with a valid header -> the numbers of its lines set aside."""
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
-    schema = T.StructType([T.StructField("file", T.StringType()), T.StructField("rule", T.StringType()),
-                           T.StructField("violations", T.LongType())])
-    rows = files.select("file", "value").rdd.flatMap(
-        lambda row: [(row.file, rule, n) for rule, n in file_violations(row.value).items()])
-    return (files.sparkSession.createDataFrame(rows, schema)
-            .select(F.xxhash64("file").alias("sk"), "rule", "violations"))
+    from backend.stats.derive import VIOLATIONS_SCHEMA
+
+    spark = files.sparkSession
+    shared = spark.sparkContext.broadcast(sessions)
+
+    def rows(row):
+        set_aside = shared.value.get(row.sk)
+        if set_aside is None:
+            return []
+        return [(row.sk, rule, n) for rule, n in session_violations(row.value, set_aside).items()]
+
+    keyed = files.select(F.xxhash64("file", F.lit(batch)).alias("sk"), "value")
+    return spark.createDataFrame(keyed.rdd.flatMap(rows), VIOLATIONS_SCHEMA)

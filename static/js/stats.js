@@ -346,7 +346,8 @@ function showProgress(p) {
     const tasks = stage ? ` — stage ${stage.id}: ${stage.done}/${stage.tasks} tasks` : '';
     $('run-status').textContent = `${p.phase || 'starting'} (${Math.round((p.fraction || 0) * 100)}%)${tasks}`;
   } else if (p.state === 'done') {
-    $('run-status').textContent = `done: ${p.records ?? '?'} records in ${p.seconds ?? '?'} s`;
+    const parsed = p.new_logs == null ? '' : ` (${p.new_logs} new or changed log${p.new_logs === 1 ? '' : 's'} read)`;
+    $('run-status').textContent = `done: ${p.records ?? '?'} records in ${p.seconds ?? '?'} s${parsed}`;
   } else if (p.state === 'failed') {
     $('run-status').textContent = '';
     notice(`The statistics job failed: ${p.error}`, true);

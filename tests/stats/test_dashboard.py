@@ -150,3 +150,58 @@ def test_a_second_run_is_refused_while_one_runs(served):
 def test_the_spark_session_is_one_per_process(spark):
     from backend.stats.session import spark_session
     assert spark_session() is spark and spark_session("local[1]") is spark
+
+
+def test_opening_the_page_starts_spark_once_in_the_background(tmp_path):
+    """The instructor opens /stats, then presses Run: the session is started meanwhile, once."""
+    from web.stats_pages import StatsRunner
+    calls, started = [], threading.Event()
+
+    def warm():
+        calls.append(1)
+        started.set()
+    runner = StatsRunner(tmp_path / "replays", tmp_path / "stats", BlockingJob(), warm)
+    runner.warm()
+    runner.warm()
+    assert started.wait(10)
+    runner.warm()
+    assert calls == [1]
+    StatsRunner(tmp_path / "replays", tmp_path / "stats", BlockingJob()).warm()  # a test's stand-in: nothing to warm
+
+
+def test_the_spark_master_comes_from_kclab_spark_master(monkeypatch):
+    from backend.stats.session import configured_master
+    from web.commands.stats import register
+    import argparse
+    monkeypatch.delenv("KCLAB_SPARK_MASTER", raising=False)
+    assert configured_master() == "local[2]"
+    monkeypatch.setenv("KCLAB_SPARK_MASTER", "spark://spark-master:7077")
+    assert configured_master() == "spark://spark-master:7077"
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["stats", "--replays", "r", "--out", "o"])
+    assert args.master == "spark://spark-master:7077" and args.table is None
+
+
+def test_run_on_the_real_job_uses_the_one_session_and_the_ingested_table(spark, zk_hosts, tmp_path, stats_run):
+    """Not a stand-in: Run starts the real job on the process's session; the progress goes from
+    running (with phases, ingest first) to done, and a second Run parses no log again."""
+    shutil.copytree(stats_run[0], tmp_path / "replays")
+    app = create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path), "TESTING": True, "START_BROADCASTER": False,
+                      "INSTRUCTOR_TOKEN": INSTRUCTOR, "STATS_MASTER": "local[2]"})
+    client = instructor_client(app)
+    try:
+        for _ in range(2):
+            assert client.post("/api/stats/run").status_code == 202
+
+            def done():
+                return client.get("/api/stats/progress").get_json()["state"] != "running"
+            wait_until(done, 240, "the statistics run did not finish")
+            progress = client.get("/api/stats/progress").get_json()
+            assert progress["state"] == "done", progress
+        summary = client.get("/api/stats/summary").get_json()
+    finally:
+        app.extensions["kclab"].sandboxes.close_all()
+    assert summary["input"]["files"] == 12 and summary["ingest"]["read_files"] == 0
+    assert summary["spark"]["master"] == spark.sparkContext.master
+    assert (tmp_path / "stats-table" / "manifest.jsonl").exists()

@@ -13,7 +13,7 @@ from backend.stats import lesson_metrics as lm
 from backend.stats import sandbox_metrics as sm
 from backend.stats.aggregate import scoped
 from backend.stats.events import attribute_faults, relevant
-from backend.stats.load import RECORD_COLUMNS, input_counts, kept_lines, parse_lines
+from backend.stats.load import RECORD_COLUMNS
 from backend.stats.schema import RECORD_TYPES
 
 COLUMNS = [("sk", T.LongType()), *[(c, RECORD_TYPES[c]) for c in RECORD_COLUMNS],
@@ -220,39 +220,6 @@ def test_scoped_total_over_by_adds_an_all_row(spark):
                                "fault string, ms long")
     got = scoped(df, [F.count(F.lit(1)).alias("n")], by=["fault"], scopes=("overall",), total_over_by=True)
     assert {(r.fault, r.n) for r in got.collect()} == {("crash_broker", 2), ("expire_session", 1), ("(all)", 3)}
-
-
-HEADER = '{"kind":"session","v":1,"session_id":"s1","mode":"lesson","started_ms":1795251311958,"lesson_id":"l1",' \
-         '"cluster":{"brokers":[0]},"app_version":"0.1.0"}'
-GOOD = '{"kind":"zk","subject":"znode:/controller","v":1,"session_id":"s1","seq":0,"ts_ms":5,"to_state":"deleted"}'
-NOISE = '{"kind":"replica","subject":"replica:t-0/1","v":1,"session_id":"s1","seq":1,"ts_ms":6,"to_state":"OnlineReplica"}'
-
-
-def test_parse_lines_sets_damaged_lines_aside_with_a_reason(spark):
-    text = "\n".join([HEADER, GOOD, NOISE, "{not json", "", GOOD.replace('"seq":0', '"seq":"x"'),
-                      GOOD.replace('"kind":"zk",', ""), GOOD.replace('"v":1', '"v":2'),
-                      GOOD.replace('"zk"', '"session"'), GOOD.replace('"s1"', '"s2"'), GOOD[:40]])
-    files = spark.createDataFrame([("file:/r/a.jsonl", len(text), text),
-                                   ("file:/r/b.jsonl", 20, GOOD + "\n" + GOOD + "\n")],
-                                  "file string, file_size long, value string")
-    lines = parse_lines(files)
-    got = lines.where(F.col("reason").isNotNull()).select("file", (F.col("line") + 1).alias("line"), "reason")
-    assertDataFrameEqual(got, [
-        Row(file="file:/r/a.jsonl", line=4, reason="bad_json"), Row(file="file:/r/a.jsonl", line=5, reason="bad_json"),
-        Row(file="file:/r/a.jsonl", line=6, reason="wrong_type"),
-        Row(file="file:/r/a.jsonl", line=7, reason="missing_field"),
-        Row(file="file:/r/a.jsonl", line=8, reason="bad_version"),
-        Row(file="file:/r/a.jsonl", line=9, reason="unknown_kind"),
-        Row(file="file:/r/a.jsonl", line=10, reason="other_session"),
-        Row(file="file:/r/a.jsonl", line=11, reason="truncated"),
-        Row(file="file:/r/b.jsonl", line=1, reason="missing_header"),
-        Row(file="file:/r/b.jsonl", line=2, reason="missing_header")])
-    header = lines.where((F.col("line") == 0) & F.col("header_ok")).select("session_id", "mode", "lesson_id").collect()
-    assert header == [Row(session_id="s1", mode="lesson", lesson_id="l1")]
-    counts = input_counts(kept_lines(lines))
-    assert (counts["lines"], counts["records"], counts["sessions"], counts["files_read"]) == (13, 2, 1, 2)
-    kept = kept_lines(lines).where(F.col("reason").isNull() & (F.col("line") > 0)).select("line").collect()
-    assert kept == [Row(line=1)]  # the replica record feeds no metric and is not kept
 
 
 def test_the_relevant_filter_keeps_everything_the_transforms_read(records):

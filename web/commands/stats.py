@@ -1,7 +1,9 @@
 """``kclab stats --replays DIR --out DIR [--master URL]``: class-wide statistics with Spark.
 
-Local mode (``local[2]``) by default; ``--master spark://host:7077`` submits to a standalone
-cluster (the executors must see ``--replays`` and ``--out`` at the same paths). The same job runs
+Local mode (``local[2]``) by default, or the master in ``KCLAB_SPARK_MASTER``; ``--master
+spark://host:7077`` submits to a standalone cluster (the executors must see ``--replays``,
+``--out`` and the ingested table, ``--table``, at the same paths). Each log is parsed once: later
+runs read only the logs that are new or changed since (``backend/stats/ingest.py``). The same job runs
 under ``spark-submit backend/stats/job.py --replays DIR --out DIR`` (see ``backend/stats/job.py``).
 
 Exit status: 0 when the job ran (damaged lines are counted, not fatal), 2 when the input or
@@ -21,9 +23,9 @@ def register(subparsers) -> None:
                ".venv/bin/spark-submit --master spark://HOST:7077 backend/stats/job.py --replays DIR --out DIR (the "
                "master is then spark-submit's; the executors must see DIR at the same paths). The dashboard at "
                "/stats runs it too.")
-    from backend.stats.session import DEFAULT_MASTER  # stdlib only: keeps --help light
+    from backend.stats.session import configured_master  # stdlib only: keeps --help light
     from backend.stats.job import add_arguments
-    add_arguments(parser, DEFAULT_MASTER)
+    add_arguments(parser, configured_master())
     parser.set_defaults(func=run)
 
 

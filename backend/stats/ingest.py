@@ -1,0 +1,209 @@
+"""Ingesting replay logs: each log parsed once, its event tables derived once, kept as Parquet.
+
+Parsing JSON text is what a run costs; a log that has been read does not change (a finished
+session is never written again). So ``ingest`` converts only the logs that are new since the
+last run — or that changed: a session still being recorded grows, and is read again whole —
+and forgets the logs that were removed from the directory. A run with nothing new reads no JSON.
+
+A batch of logs is read in one pass (``backend.stats.load``: every line parsed once, the lines
+worth keeping written to ``lines/``); then, from those kept lines read back, the per-session
+event tables (``backend.stats.derive``) and the manifest's entries; then the rules' fold over
+each whole session (``backend.stats.violations``), told by the parse which lines were set aside.
+The layout and the manifest are ``backend.stats.table``'s.
+
+Every dashboard run with new logs adds a batch; many small batches, or batches whose logs are
+mostly no longer named, are merged (``compact``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from backend.stats import derive, violations
+from backend.stats.events import attribute_faults
+from backend.stats.load import HEADER_COLUMNS, kept_lines, malformed_of, parse_lines, read_files, records_of
+from backend.stats.output import write_parquet
+from backend.stats.table import HEADER_FIELDS, MANIFEST_SCHEMA, Manifest, Table
+
+MAX_BATCHES = 8
+"""More batches than this (each dashboard run with new logs adds one) are merged."""
+WRITERS = 3
+"""Event tables written at once: each is a short job, and while one waits on the driver another's
+tasks use the cores."""
+
+
+def ingest(spark: SparkSession, replays: str | Path, table: Table) -> tuple[Manifest, dict]:
+    """Bring the table up to date with the directory: read new and changed logs, forget removed
+    ones, choose the copy that counts of a session on disk twice, compact. Returns the manifest
+    and what was done (``read_files``, ``read_bytes``, ``removed``, ``compacted``)."""
+    listing = _list_logs(Path(replays))
+    manifest = table.load()
+    written = table.written() if manifest.files else {}
+    if not manifest.files:
+        shutil.rmtree(table.lines, ignore_errors=True)
+        shutil.rmtree(table.events, ignore_errors=True)
+    changed = [name for name, (size, mtime) in sorted(listing.items())
+               if (e := manifest.files.get(name)) is None or (e["size"], e["mtime_ns"]) != (size, mtime)]
+    removed = [name for name in manifest.files if name not in listing]
+    for name in removed:
+        del manifest.files[name]
+    if changed:
+        batch = manifest.next_batch
+        manifest.next_batch += 1
+        # Every log new (a first run, or a rebuilt table): read the directory, which Spark lists
+        # in one call, rather than name tens of thousands of files.
+        paths = str(replays) if len(changed) == len(listing) else [str(Path(replays) / n) for n in changed]
+        entries = _read_batch(spark, paths, table, batch)
+        for name in changed:
+            size, mtime = listing[name]
+            manifest.files[name] = {**entries.get(name, _empty_entry(name)), "size": size, "mtime_ns": mtime}
+        written[batch] = len(entries)
+    _choose_copies(manifest)
+    if changed or removed or not table.manifest_path.exists():
+        # Unchanged otherwise: rewriting a semester's manifest (tens of MB) cost a warm run ~1.5 s.
+        table.save(manifest, written)
+    compacted = compact(spark, table, manifest, written)
+    _remove_unnamed_batches(table, manifest)
+    return manifest, {"read_files": len(changed), "read_bytes": sum(listing[n][0] for n in changed),
+                      "removed": len(removed), "compacted": compacted}
+
+
+def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch: int) -> dict[str, dict]:
+    """Parse the given logs (or every log of a directory) once, append their kept lines and event
+    tables to the table as ``batch``, and return the manifest entry of every log that has at least
+    one line (from the first lines just written: no second parse)."""
+    kept = kept_lines(parse_lines(read_files(spark, paths), batch))
+    # As many writers as cores: each writes one file per day, not one per day per input split.
+    _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
+    lines = table.batch_lines(spark, [batch]).cache()
+    records = attribute_faults(records_of(lines)).cache()  # every transform starts from these
+    try:
+        entries = _entries(lines, batch)
+        set_aside = _set_aside(lines, entries)
+        sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
+        tables = {**derive.derive(records), "malformed": malformed_of(lines)}
+        with ThreadPoolExecutor(WRITERS, thread_name_prefix="kclab-ingest") as pool:
+            futures = [pool.submit(write_parquet, df, table.event_batch(name, batch)) for name, df in tables.items()]
+            # The fold runs in Python on the executors meanwhile.
+            broken = violations.violations_of(read_files(spark, paths), batch, sessions)
+            write_parquet(broken, table.event_batch("violations", batch))
+            for future in futures:
+                future.result()
+    finally:
+        records.unpersist()
+        lines.unpersist()
+    return entries
+
+
+def _entries(lines: DataFrame, batch: int) -> dict[str, dict]:
+    """The manifest entry of each log, from its first line and its lines set aside by reason."""
+    firsts = lines.where(F.col("line") == 0).select("sk", "file", "n_lines", "header_ok", *HEADER_FIELDS, "date")
+    entries = {}
+    for row in firsts.collect():
+        name = row.file.rsplit("/", 1)[-1]
+        entries[name] = {"name": name, "file": row.file, "sk": row.sk, "batch": batch, "lines": row.n_lines,
+                         "header_ok": row.header_ok, **{c: row[f] for c, f in zip(HEADER_COLUMNS, HEADER_FIELDS)},
+                         "date": row.date, "malformed": {}}
+    return entries
+
+
+def _set_aside(lines: DataFrame, entries: dict[str, dict]) -> dict[int, list[int]]:
+    """Count each log's lines set aside by reason into its entry; return, per log with a valid
+    header, the numbers of its lines set aside (what the rules' fold must not read)."""
+    bad = (lines.where(F.col("reason").isNotNull()).groupBy("sk", "reason")
+           .agg(F.count(F.lit(1)).alias("n"),
+                F.collect_list(F.when(F.col("reason") != "missing_header", F.col("line"))).alias("lines")))
+    by_sk = {e["sk"]: e for e in entries.values()}
+    out: dict[int, list[int]] = {}
+    for row in bad.collect():
+        by_sk[row.sk]["malformed"][row.reason] = row.n
+        out.setdefault(row.sk, []).extend(row.lines)
+    return out
+
+
+def compact(spark: SparkSession, table: Table, manifest: Manifest, written: dict[int, int]) -> int:
+    """Merge batches when there are too many (all but the largest), and the batches half of whose
+    logs are no longer named; returns how many batches were merged (0: nothing to do)."""
+    named = manifest.batches()
+    stale = {b for b, n in named.items() if n * 2 < written.get(b, n)}
+    merge = set(stale)
+    if len(named) > MAX_BATCHES:
+        largest = max(named, key=lambda b: written.get(b, named[b]))
+        merge |= set(named) - {largest}
+    if len(merge) < 2 and not stale:
+        return 0
+    batch = manifest.next_batch
+    manifest.next_batch += 1
+    batches = sorted(merge)
+    named_sks = (spark.read.schema(MANIFEST_SCHEMA).json(str(table.manifest_path))
+                 .where(F.col("batch").isin(batches)).select("sk"))
+    lines = table.batch_lines(spark, batches).join(F.broadcast(named_sks), "sk", "left_semi")
+    _write_lines(lines.withColumn("batch", F.lit(batch)), table)
+    for name in derive.schemas(spark):
+        write_parquet(table.read_events(spark, name, batches, named_sks), table.event_batch(name, batch))
+    for entry in manifest.files.values():
+        if entry.get("batch") in merge:
+            entry["batch"] = batch
+    for b in merge:
+        written.pop(b, None)
+    written[batch] = sum(1 for e in manifest.files.values() if e.get("batch") == batch)
+    table.save(manifest, written)
+    return len(merge)
+
+
+def _write_lines(df: DataFrame, table: Table) -> None:
+    df.write.mode("append").partitionBy("date", "batch").parquet(str(table.lines))
+
+
+def _choose_copies(manifest: Manifest) -> None:
+    """Mark which logs count. One session may be on disk twice — an exported log imported again
+    (``<id>.imported.jsonl``), or a shorter copy of it — and counting both would count its
+    failovers, answers and losses twice: of every session only the copy with the most lines
+    counts (ties: the first file name). Files without a valid header are not sessions: they
+    always count (their lines are the malformed ones)."""
+    best: dict[str, str] = {}
+    for name in sorted(manifest.files):
+        entry = manifest.files[name]
+        if entry["header_ok"]:
+            sid = entry["session_id"]
+            if sid not in best or entry["lines"] > manifest.files[best[sid]]["lines"]:
+                best[sid] = name
+    chosen = set(best.values())
+    for name, entry in manifest.files.items():
+        entry["counted"] = not entry["header_ok"] or name in chosen
+
+
+def _empty_entry(name: str) -> dict:
+    """A log with no line at all (an empty file): a file, but no session and no lines."""
+    return {"name": name, "file": None, "sk": None, "batch": None, "lines": 0, "header_ok": False,
+            **{c: None for c in HEADER_COLUMNS}, "date": None, "malformed": {}}
+
+
+def _list_logs(replays: Path) -> dict[str, tuple[int, int]]:
+    """``*.jsonl`` files directly in ``replays``: name -> (size, mtime in ns)."""
+    out = {}
+    for entry in os.scandir(replays):
+        if entry.name.endswith(".jsonl") and entry.is_file():
+            stat = entry.stat()
+            out[entry.name] = (stat.st_size, stat.st_mtime_ns)
+    return out
+
+
+def _remove_unnamed_batches(table: Table, manifest: Manifest) -> None:
+    """Delete the Parquet of batches the manifest no longer names (merged, or left by a failed run)."""
+    named = {str(b) for b in manifest.batches()}
+    days = [d for d in table.lines.iterdir() if d.is_dir()] if table.lines.is_dir() else []
+    tables = [d for d in table.events.iterdir() if d.is_dir()] if table.events.is_dir() else []
+    for directory in days + tables:
+        for batch_dir in directory.iterdir():
+            if batch_dir.name.startswith("batch=") and batch_dir.name.removeprefix("batch=") not in named:
+                shutil.rmtree(batch_dir, ignore_errors=True)
+    for day in days:
+        if not any(day.iterdir()):
+            day.rmdir()

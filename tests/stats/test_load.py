@@ -1,0 +1,84 @@
+"""Reading replay logs: every line's number, reason and columns, from real files, and the
+positional rules (the header is line 1, a last line without a newline is torn) — counted as the
+plain-Python reader counts them, also for odd files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pyspark.sql import Row
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+
+from backend.stats import baseline
+from backend.stats.load import KEPT_SCHEMA, kept_lines, malformed_by_reason, parse_lines, read_files
+
+HEADER = '{"kind":"session","v":1,"session_id":"s1","mode":"lesson","started_ms":1795251311958,"lesson_id":"l1",' \
+         '"cluster":{"brokers":[0]},"app_version":"0.1.0"}'
+GOOD = '{"kind":"zk","subject":"znode:/controller","v":1,"session_id":"s1","seq":0,"ts_ms":5,"to_state":"deleted"}'
+NOISE = '{"kind":"replica","subject":"replica:t-0/1","v":1,"session_id":"s1","seq":1,"ts_ms":6,"to_state":"OnlineReplica"}'
+
+
+def load(spark, directory, batch=0):
+    return parse_lines(read_files(spark, str(directory)), batch)
+
+
+def test_parse_lines_sets_damaged_lines_aside_with_a_reason(spark, tmp_path):
+    text = "\n".join([HEADER, GOOD, NOISE, "{not json", "", GOOD.replace('"seq":0', '"seq":"x"'),
+                      GOOD.replace('"kind":"zk",', ""), GOOD.replace('"v":1', '"v":2'),
+                      GOOD.replace('"zk"', '"session"'), GOOD.replace('"s1"', '"s2"'), GOOD[:40]])
+    (tmp_path / "a.jsonl").write_text(text)
+    (tmp_path / "b.jsonl").write_text(GOOD + "\n" + GOOD + "\n")
+    lines = load(spark, tmp_path)
+    got = lines.where(F.col("reason").isNotNull()).select(
+        F.regexp_extract("file", r"/(\w)\.jsonl$", 1).alias("f"), (F.col("line") + 1).alias("line"), "reason")
+    assertDataFrameEqual(got, [
+        Row(f="a", line=4, reason="bad_json"), Row(f="a", line=5, reason="bad_json"),
+        Row(f="a", line=6, reason="wrong_type"), Row(f="a", line=7, reason="missing_field"),
+        Row(f="a", line=8, reason="bad_version"), Row(f="a", line=9, reason="unknown_kind"),
+        Row(f="a", line=10, reason="other_session"), Row(f="a", line=11, reason="truncated"),
+        Row(f="b", line=1, reason="missing_header"), Row(f="b", line=2, reason="missing_header")])
+    header = lines.where("header_ok").select("line", "session_id", "mode", "lesson_id", "date", "n_lines")
+    assert header.collect() == [Row(line=0, session_id="s1", mode="lesson", lesson_id="l1", date="2026-11-21",
+                                    n_lines=11)]
+    kept = kept_lines(lines)
+    assert malformed_by_reason(kept) == {"bad_json": 2, "wrong_type": 1, "missing_field": 1, "bad_version": 1,
+                                         "unknown_kind": 1, "other_session": 1, "truncated": 1, "missing_header": 2}
+    records = kept.where(F.col("reason").isNull() & (F.col("line") > 0)).select("line", "kind", "subject").collect()
+    assert records == [Row(line=1, kind="zk", subject="znode:/controller")]  # the replica record feeds no metric
+    assert [(f.name, f.dataType) for f in lines.schema] == [(f.name, f.dataType) for f in KEPT_SCHEMA if f.name != "batch"]
+
+
+def test_a_long_log_keeps_its_line_numbers_header_and_torn_end(spark, tmp_path):
+    """Each record's line is its seq + 1 (the header is line 1); a line damaged in the middle and
+    the torn last line are found where they are; a wrong type in a field no metric reads still
+    sets the line aside; the counts equal the plain-Python reader's."""
+    records = [json.loads(GOOD) | {"seq": n, "ts_ms": 1000 + n} for n in range(99)]
+    lines = [HEADER] + [json.dumps(r, separators=(",", ":")) for r in records]
+    lines[57] = lines[57][:30]  # line 58: cut short in the middle of the file
+    lines[70] = lines[70].replace('"v":1', '"v":1,"zxid":"x"')  # line 71: zxid is read by no metric
+    (tmp_path / "big.jsonl").write_text("\n".join(lines))  # the last line has no newline: torn
+    (tmp_path / "small.jsonl").write_text(HEADER.replace('"s1"', '"s9"') + "\n")
+    parsed = load(spark, tmp_path)
+    rows = parsed.where(F.col("line") > 0).select("line", "seq", "reason").collect()
+    firsts = parsed.where(F.col("line") == 0).select("n_lines", "header_ok").collect()
+    assert sorted(firsts) == sorted([Row(n_lines=100, header_ok=True), Row(n_lines=1, header_ok=True)])
+    usable = [r for r in rows if r.reason is None]
+    assert len(usable) == 96 and all(r.line == r.seq + 1 for r in usable)
+    assert sorted((r.line + 1, r.reason) for r in rows if r.reason) == [(58, "bad_json"), (71, "wrong_type"),
+                                                                      (100, "truncated")]
+    expected = baseline.compute(tmp_path)
+    assert expected["malformed"]["by_reason"] == {"bad_json": 1, "wrong_type": 1, "truncated": 1}
+    assert expected["input"]["lines"] == 101
+
+
+@pytest.mark.parametrize("damage", ["", "\n", "\n\n", HEADER, HEADER + "\n" + GOOD + "\r\n"])
+def test_odd_files_count_as_the_plain_python_reader_counts_them(spark, tmp_path, damage):
+    (tmp_path / "odd.jsonl").write_text(damage)
+    (tmp_path / "ok.jsonl").write_text(HEADER.replace('"s1"', '"s7"') + "\n")
+    parsed = load(spark, tmp_path)
+    expected = baseline.compute(tmp_path)
+    lines = parsed.where(F.col("line") == 0).agg(F.sum("n_lines")).first()[0] or 0
+    assert lines == expected["input"]["lines"]
+    assert malformed_by_reason(kept_lines(parsed)) == expected["malformed"]["by_reason"]
