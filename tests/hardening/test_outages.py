@@ -60,7 +60,7 @@ def test_a_killed_zookeeper_is_restarted_on_its_port_and_the_sandbox_lives_on(se
     assert status == 200, answer
 
 
-def test_a_long_outage_is_said_refused_fast_and_recovered_with_new_sessions(served):
+def test_a_long_outage_is_said_refused_fast_and_recovered(served):
     status, box, _ = served.call("POST", "/api/sandboxes", {"cluster": {"brokers": [0, 1]}})
     assert status == 201, box
     [jvm] = wait_until(lambda: served.zk_pids(), 30, "the embedded ZooKeeper's JVM")
@@ -79,8 +79,13 @@ def test_a_long_outage_is_said_refused_fast_and_recovered_with_new_sessions(serv
     finally:
         os.kill(jvm, signal.SIGCONT)
     wait_until(lambda: served.call("GET", "/healthz")[0] == 200, 30, "/healthz to be ok again")
-    wait_until(lambda: any(r["to_state"] == "session_lost" for r in records(served, box)), 60,
-               "a session_lost record: the outage is in the sandbox's records")
+    # Woken, ZooKeeper expires the brokers' sessions unless a client's reconnect (queued while it
+    # was frozen) touches its session first: a race inside ZooKeeper, so either record may come.
+    # What must hold: the outage is in the sandbox's records, and the sandbox recovers.
+    states = wait_until(lambda: (lambda s: s if {"session_lost", "zk_reconnected"} & set(s) else None)(
+        [r["to_state"] for r in records(served, box) if r["kind"] == "broker"]), 60,
+        "a session_lost or zk_reconnected record: the outage is in the sandbox's records")
+    assert "zk_disconnected" in states or "session_lost" in states, states
     wait_until(lambda: alive_with_a_controller(served, box, ("0", "1")), 40,
                "brokers 0 and 1 re-registered and a controller re-elected")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import random
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -75,3 +76,16 @@ def stats_run(tmp_path_factory, zk_hosts, zk_root_client):
                          capture_output=True, text=True, timeout=400)
     assert job.returncode == 0, job.stderr[-3000:]
     return replays, out, job
+
+
+@pytest.fixture(scope="session")
+def stats_data(stats_run, tmp_path_factory):
+    """``stats_data()`` -> a fresh DATA_DIR holding the end-to-end run's replay logs and
+    statistics where the server keeps them (``replays/``, ``stats/``)."""
+    def make() -> Path:
+        replays, out, _ = stats_run
+        data = tmp_path_factory.mktemp("data")
+        shutil.copytree(replays, data / "replays")
+        shutil.copytree(out, data / "stats")
+        return data
+    return make

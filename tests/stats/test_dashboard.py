@@ -53,12 +53,9 @@ def empty(zk_hosts, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def served(zk_hosts, tmp_path_factory, stats_run):
+def served(zk_hosts, stats_data):
     """An app whose DATA_DIR holds the end-to-end run's replay logs and statistics."""
-    replays, out, _ = stats_run
-    data = tmp_path_factory.mktemp("data")
-    shutil.copytree(replays, data / "replays")
-    shutil.copytree(out, data / "stats")
+    data = stats_data()
     job = BlockingJob()
     app = make_app(zk_hosts, data, job)
     yield instructor_client(app), job, app

@@ -4,8 +4,6 @@ error, and the rules chart names Kafka's rules by the titles the invariant panel
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from backend.view.rules import BY_ID
@@ -13,12 +11,8 @@ from tests.e2e.conftest import page_errors, serving
 
 
 @pytest.fixture(scope="module")
-def dashboard(zk_hosts, tmp_path_factory, stats_run):
-    replays, out, _ = stats_run
-    data = tmp_path_factory.mktemp("dashboard-data")
-    shutil.copytree(replays, data / "replays")
-    shutil.copytree(out, data / "stats")
-    with serving(zk_hosts, data) as server:
+def dashboard(zk_hosts, stats_data):
+    with serving(zk_hosts, stats_data()) as server:
         yield server
 
 
