@@ -39,9 +39,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cpu_s() -> float:
-    with open("/proc/self/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """This process's CPU seconds so far (``threads.py`` beside this file: it imports no backend,
+    so the child's ``backend`` stays the variant's)."""
+    from threads import _cpu_seconds
+    return _cpu_seconds("/proc/self/stat")
 
 
 def measure(zk_hosts: str, sandboxes: int, idle_s: float, faults: int) -> dict:
