@@ -77,8 +77,10 @@ class PausableProxy:
             pass
 
     def _loop(self) -> None:
+        # No time-out: every reason to look again (bytes, a connection, ``_call`` — which
+        # ``close`` uses too) wakes the selector, so an idle cable costs no wake-ups.
         while not self._closed:
-            for key, _ in self._selector.select(timeout=0.5):
+            for key, _ in self._selector.select():
                 if key.data == "wake":
                     self._wake_r.recv(64)
                     with self._lock:

@@ -1,0 +1,132 @@
+"""What one default sandbox costs the process that hosts it: CPU while idle, CPU per fault.
+
+``bench/classroom.py`` measures the same two numbers through the whole web server (HTTP,
+Socket.IO, the broadcaster); this bench isolates the runtime under them, so a change to the
+brokers' threads can be compared with the code before it, side by side, in a few minutes.
+
+Each variant runs in its own child process against one ZooKeeper the bench starts: N default
+sandboxes (3 brokers, topic ``t`` of 3 partitions, RF 3, the lab's defaults, as
+``POST /api/sandboxes`` makes them) are started and left alone for ``--idle-seconds``; then a broker
+of the first sandbox is crashed and started again in turn ``--faults`` times (a crash and a start
+are one fault each, as in ``classroom.py``). Reported per variant:
+
+* ``idle_cpu_pct_of_core_per_sandbox``: the process's CPU over the idle window / N;
+* ``cpu_ms_per_fault``: the process's CPU over the faults, minus what the measuring thread used
+  (it polls ``wait_stable``) and minus the idle rate over the same time, / faults;
+* ``threads_per_sandbox`` once all are up, and the load average at the variant's start.
+
+A variant is a source tree: ``head`` is this checkout; ``--before COMMIT`` adds ``git archive`` of
+that commit (exported to a temporary directory and run with this checkout's venv). Variants
+alternate run by run (``--runs``); the medians are printed last.
+
+    .venv/bin/python bench/sandbox_cpu.py --before 5142e46 --sandboxes 10 --runs 3 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cpu_s() -> float:
+    """This process's CPU seconds so far (``threads.py`` beside this file: it imports no backend,
+    so the child's ``backend`` stays the variant's)."""
+    from threads import _cpu_seconds
+    return _cpu_seconds("/proc/self/stat")
+
+
+def measure(zk_hosts: str, sandboxes: int, idle_s: float, faults: int) -> dict:
+    """One variant's run, in the child process whose ``sys.path`` starts at its source tree."""
+    from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
+    from backend.runtime.cluster import Cluster
+    from backend.runtime.record_bus import RecordBus
+
+    clusters = []
+    tag = f"{os.getpid()}-{int(time.time())}"
+    try:
+        for i in range(sandboxes):
+            cluster = Cluster(zk_hosts, f"/kclab-bench-cpu/{tag}-{i}", ClusterSpec((0, 1, 2), {"t": TopicSpec(3, 3, None, {})}, {}),
+                              f"bench-{i}", RecordBus(f"bench-{i}"))
+            clusters.append(cluster)
+            cluster.start()
+        time.sleep(3)  # the last start's watches and first fetches settle
+        threads = threading.active_count() - 1
+        cpu0, t0 = _cpu_s(), time.monotonic()
+        time.sleep(idle_s)
+        idle_rate = (_cpu_s() - cpu0) / (time.monotonic() - t0)  # CPU s per s, all sandboxes
+        first = clusters[0]
+        cpu0, own0, t0 = _cpu_s(), time.thread_time(), time.monotonic()
+        for k in range(faults):
+            broker = first.brokers[1 + (k // 2) % 2]
+            broker.crash() if k % 2 == 0 else broker.start()
+            if not first.wait_stable(30):
+                raise RuntimeError("the sandbox did not settle after a fault")
+        spent = _cpu_s() - cpu0 - (time.thread_time() - own0) - idle_rate * (time.monotonic() - t0)
+        return {"idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / sandboxes, 3),
+                "cpu_ms_per_fault": round(1000 * spent / max(1, faults), 1),
+                "threads_per_sandbox": round(threads / sandboxes, 1)}
+    finally:
+        for cluster in clusters:
+            cluster.close()
+
+
+def _child(args) -> None:
+    print(json.dumps(measure(args.zk, args.sandboxes, args.idle_seconds, args.faults)))
+
+
+def _run_variant(source: Path, args, zk_hosts: str) -> dict:
+    load = [round(x, 2) for x in os.getloadavg()]
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--zk", zk_hosts,
+                          "--sandboxes", str(args.sandboxes), "--idle-seconds", str(args.idle_seconds),
+                          "--faults", str(args.faults)],
+                         cwd=source, env={**os.environ, "PYTHONPATH": str(source)}, capture_output=True,
+                         text=True, timeout=900, check=True)
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "loadavg_at_start": load}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sandboxes", type=int, default=10)
+    parser.add_argument("--idle-seconds", type=float, default=30.0)
+    parser.add_argument("--faults", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--before", metavar="COMMIT", help="also run this commit (git archive), alternating")
+    parser.add_argument("--json", action="store_true", help="every run on stdout")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--zk", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return _child(args)
+    from backend.zkserver.server import ZooKeeperServer
+
+    with tempfile.TemporaryDirectory(prefix="kclab-cpu-") as tmp, ZooKeeperServer() as zk:
+        variants = {"head": ROOT}
+        if args.before:
+            before = Path(tmp) / "before"
+            before.mkdir()
+            archive = subprocess.run(["git", "archive", args.before], cwd=ROOT, capture_output=True, check=True)
+            subprocess.run(["tar", "-x", "-C", str(before)], input=archive.stdout, check=True)
+            variants = {f"before {args.before}": before, "head": ROOT}
+        results: dict[str, list[dict]] = {name: [] for name in variants}
+        for run in range(args.runs):
+            for name, source in variants.items():
+                result = _run_variant(source, args, zk.hosts)
+                print(f"run {run + 1} {name}: {result}", file=sys.stderr, flush=True)
+                results[name].append(result)
+    keys = ("idle_cpu_pct_of_core_per_sandbox", "cpu_ms_per_fault", "threads_per_sandbox")
+    summary = {name: {k: statistics.median(r[k] for r in runs) for k in keys} for name, runs in results.items()}
+    print(json.dumps({"runs": results, "median": summary} if args.json else summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
