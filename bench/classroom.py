@@ -40,8 +40,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.web_delivery import (AppServer, ClientPool, Watcher, _drive_faults, _fault_result, children,  # noqa: E402
-                                cpu_seconds, latency_stats, log, machine, server_api_clone)
+from bench.app_server import AppServer  # noqa: E402
+from bench.measure import children, cpu_seconds, latency_stats, log, machine  # noqa: E402
+from bench.socket_clients import ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
+from bench.web_delivery import server_api_clone  # noqa: E402
 
 TODAY = "335c21b"
 INSTRUCTOR = {"X-Instructor-Token": "bench-instructor-token"}
@@ -107,9 +109,9 @@ def classroom_process(url: str, students: list[dict], conn, _count_kinds: bool) 
             watchers.append(ClassWatcher(url, student))
         conn.send(("ready", len(watchers)))
         _, seconds, interval, via, seed = conn.recv()
-        faults = _drive_faults(url, watchers, seconds, interval, via, seed)
+        faults = drive_faults(url, watchers, seconds, interval, via, seed)
         time.sleep(3.0)  # the last records are on their way
-        result = _fault_result(watchers, faults)
+        result = fault_result(watchers, faults)
         result["demo"] = [dict(w.demo) for w in watchers]
         result["demo_duplicates"] = sum(w.demo_duplicates for w in watchers)
         result["duplicates"] = sum(w.duplicates for w in watchers)

@@ -1,0 +1,107 @@
+"""What the benches measure around a server: CPU seconds of a process and its children (from
+``/proc``), the machine's busy time, latency percentiles, and a description of the machine."""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import socket
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def percentile(sorted_values: list[float], p: float) -> float | None:
+    """Nearest-rank percentile of an ascending list (``None`` when empty)."""
+    if not sorted_values:
+        return None
+    k = max(0, min(len(sorted_values) - 1, math.ceil(p / 100 * len(sorted_values)) - 1))
+    return sorted_values[k]
+
+
+def latency_stats(values: list[float]) -> dict[str, Any]:
+    values = sorted(values)
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "p50_ms": round(percentile(values, 50), 1), "p95_ms": round(percentile(values, 95), 1),
+            "p99_ms": round(percentile(values, 99), 1), "max_ms": round(values[-1], 1),
+            "mean_ms": round(statistics.fmean(values), 1)}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if ppid == pid:
+            out.append(int(entry))
+    return out
+
+
+def machine_busy_seconds() -> float:
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    return (sum(values[:8]) - values[3] - values[4]) / _TICK
+
+
+def cpu_fields(window, cpu0, cpu1, clients0, clients1, zk0, zk1, busy0, busy1, zk_pid) -> dict:
+    """Where the window's CPU went: the server's processes, the clients, ZooKeeper, the machine
+    and everything else on it (what explains a bad tail on a shared machine)."""
+    return {
+        "server_cpu_pct_of_one_core": {k: round(100 * (cpu1[k] - cpu0[k]) / window, 1) for k in cpu1},
+        "clients_cpu_pct_of_one_core": round(100 * (clients1 - clients0) / window, 1),
+        "zookeeper_cpu_pct_of_one_core": round(100 * (zk1 - zk0) / window, 1),
+        "machine_busy_pct_of_all_cores": round(100 * (busy1 - busy0) / window / os.cpu_count(), 1),
+        "other_processes_pct_of_all_cores": others_pct(busy1 - busy0, sum(cpu1.values()) - sum(cpu0.values()),
+                                                       clients1 - clients0, zk_pid, zk1 - zk0, window),
+    }
+
+
+def others_pct(busy: float, server: float, clients: float, zk_pid: int | None, zk_s: float, window: float) -> float:
+    """Other processes' CPU over the window, in % of all cores: the machine's busy time minus
+    the server's, the clients' and our ZooKeeper's."""
+    return round(100 * (busy - server - clients - zk_s) / window / os.cpu_count(), 1)
+
+
+def zk_cpu(zk_pid: int | None) -> float:
+    try:
+        return cpu_seconds(zk_pid) if zk_pid else 0.0
+    except OSError:
+        return 0.0
+
+
+def machine() -> dict[str, Any]:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), "?")
+    mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                  if line.startswith("MemTotal"))
+    from importlib.metadata import version
+    debian = Path("/etc/debian_version").read_text().strip() if Path("/etc/debian_version").exists() else "?"
+    return {"nproc": os.cpu_count(), "cpu": cpu, "ram_gb": round(mem_kb / 1024 / 1024, 1), "debian": debian,
+            "python": platform.python_version(), "flask-socketio": version("flask-socketio"),
+            "python-socketio": version("python-socketio"), "gunicorn": version("gunicorn")}

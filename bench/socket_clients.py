@@ -1,0 +1,218 @@
+"""Socket.IO clients in child processes, as students' pages: each follows its sandboxes, drives
+faults through the socket or HTTP, and reports what it received and when."""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import random
+import threading
+import time
+
+from bench.measure import cpu_seconds
+
+
+class Watcher:
+    """One python-socketio client joined to one sandbox's room; notes when each record arrives."""
+
+    def __init__(self, url: str, sandbox: dict, count_kinds: bool = False) -> None:
+        import socketio
+        self.sandbox, self.token = sandbox["id"], sandbox["token"]
+        # websocket-client checks every text frame's UTF-8 in a pure-Python loop over its bytes;
+        # a browser does that natively. Left on, 50 clients use more CPU than the server they measure.
+        self.sio = socketio.Client(reconnection=False, websocket_extra_options={"skip_utf8_validation": True})
+        self.received: dict[int, tuple[float, int]] = {}  # seq -> (receive ms, ts_ms), first arrival
+        self.batches: list[tuple[float, int, int, int]] = []  # (receive ms, first seq, newest ts_ms, records)
+        self.duplicates = 0
+        self.kinds: collections.Counter | None = collections.Counter() if count_kinds else None
+        self.sio.on("records", self._on_records)
+        self.sio.connect(url, transports=["websocket"], wait_timeout=60,
+                         headers={"X-Forwarded-For": sandbox["address"]} if sandbox.get("address") else {})
+        self.address = sandbox.get("address")
+        answer = self.sio.call("join", {"sandbox": self.sandbox, "token": self.token}, timeout=60)
+        if not answer or not answer.get("ok"):
+            raise RuntimeError(f"join refused: {answer}")
+
+    def _on_records(self, payload) -> None:
+        now = time.time() * 1000
+        if payload.get("sandbox") != self.sandbox or "head" not in payload:
+            return  # the catch-up batch sent on join holds old records: not deliveries
+        received = self.received
+        records = payload["records"]
+        if records:
+            self.batches.append((now, records[0]["seq"], max(r["ts_ms"] for r in records), len(records)))
+        for record in records:
+            seq = record["seq"]
+            if seq in received:
+                self.duplicates += 1
+                continue
+            received[seq] = (now, record["ts_ms"])
+            if self.kinds is not None:
+                self.kinds[record["kind"]] += 1
+
+    def fault(self, op: str, broker: int, via: str, url: str, http) -> dict:
+        body = {"op": op, "broker": broker}
+        if via == "http":
+            response = http.post(f"{url}api/sandboxes/{self.sandbox}/faults", json=body,
+                                 headers={"X-Sandbox-Token": self.token, "X-Forwarded-For": self.address or ""},
+                                 timeout=120)
+            return response.json()
+        return self.sio.call("fault", {"sandbox": self.sandbox, "token": self.token, **body}, timeout=120)
+
+    def close(self) -> None:
+        if self.sio.connected:
+            try:
+                self.sio.disconnect()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def client_process(url: str, sandboxes: list[dict], conn, count_kinds: bool) -> None:
+    """A child process hosting one client per entry of ``sandboxes``; talks to the bench over ``conn``.
+
+    Messages: -> ("ready", n) once every client has joined; <- ("stop", s0, s1) -> ("result", ...)
+    for a delivery run; <- ("faults", seconds, interval, via, seed) -> ("result", ...) for a fault run.
+    """
+    watchers: list[Watcher] = []
+    try:
+        for i, sandbox in enumerate(sandboxes):
+            watchers.append(Watcher(url, sandbox, count_kinds and i == 0))
+        conn.send(("ready", len(watchers)))
+        command = conn.recv()
+        if command[0] == "stop":
+            _, s0, s1 = command
+            for watcher in watchers:  # stop receiving before counting
+                watcher.close()
+            conn.send(("result", _delivery_result(watchers, s0, s1)))
+        elif command[0] == "faults":
+            _, seconds, interval, via, seed = command
+            faults = drive_faults(url, watchers, seconds, interval, via, seed)
+            time.sleep(2.0)  # the last faults' records are on their way
+            for watcher in watchers:
+                watcher.close()
+            conn.send(("result", fault_result(watchers, faults)))
+    except Exception as exc:  # noqa: BLE001 - the bench reports it and cleans up
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        for watcher in watchers:
+            watcher.close()
+
+
+def _delivery_result(watchers: list[Watcher], s0: int, s1: int) -> dict:
+    clients = []
+    for w in watchers:
+        lat = [recv - ts for seq, (recv, ts) in w.received.items() if s0 <= seq < s1]
+        batches = [b for b in w.batches if s0 <= b[1] < s1]
+        clients.append({"received": len(lat), "duplicates": w.duplicates, "latencies": lat,
+                        "kinds": dict(w.kinds) if w.kinds is not None else None,
+                        # how old the newest record of each batch was on arrival (the broadcast's own
+                        # delay, without the wait for the next batch), and the gaps between batches
+                        "newest_in_batch": [recv - newest for recv, _, newest, _ in batches],
+                        "batch_gaps": [b[0] - a[0] for a, b in zip(batches, batches[1:])],
+                        "batch_sizes": [n for *_, n in batches]})
+    return {"clients": clients}
+
+
+def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: float, via: str, seed: int) -> list:
+    """Every client, in its own thread: crash broker b, restart it, next broker, ... one fault every
+    ``interval`` s (started at a random offset so the sandboxes do not act in lock step)."""
+    import requests
+    faults: list[tuple] = []
+    lock = threading.Lock()
+    end = time.monotonic() + seconds
+
+    def drive(index: int, watcher: Watcher) -> None:
+        rng = random.Random(seed * 1000 + index)
+        http = requests.Session() if via == "http" else None
+        next_at = time.monotonic() + rng.uniform(0, interval)
+        step = 0
+        while True:
+            delay = min(next_at, end) - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            if time.monotonic() >= end:
+                break
+            broker = (step // 2) % 3
+            op = "crash_broker" if step % 2 == 0 else "start_broker"
+            sent = time.time() * 1000
+            try:
+                answer = watcher.fault(op, broker, via, url, http) or {}
+            except Exception as exc:  # noqa: BLE001 - counted as a failed fault
+                answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            answered = time.time() * 1000
+            with lock:
+                faults.append((index, op, broker, sent, answered, answer.get("seq"), bool(answer.get("ok")),
+                               answer.get("error")))
+            step += 1
+            next_at += interval
+            if next_at < time.monotonic():  # the fault took longer than the interval: go on at once
+                next_at = time.monotonic()
+
+    threads = [threading.Thread(target=drive, args=(i, w), daemon=True) for i, w in enumerate(watchers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 180)
+    return faults
+
+
+def fault_result(watchers: list[Watcher], faults: list) -> dict:
+    out = []
+    for index, op, broker, sent, answered, seq, ok, error in faults:
+        got = watchers[index].received.get(seq) if seq is not None else None
+        out.append({"op": op, "ok": ok, "error": error, "answer_ms": answered - sent,
+                    "latency_ms": (got[0] - sent) if got else None})
+    delivery = [recv - ts for w in watchers for recv, ts in w.received.values()]
+    return {"faults": out, "delivery_latencies": delivery, "records": sum(len(w.received) for w in watchers)}
+
+
+class ClientPool:
+    """``procs`` child processes sharing the clients; each sandbox entry is one client."""
+
+    def __init__(self, url: str, sandboxes: list[dict], procs: int, count_kinds: bool = False, target=None) -> None:
+        """``target``: what each child runs (``client_process``; bench/classroom.py's students follow a class too)."""
+        ctx = multiprocessing.get_context("spawn")
+        procs = max(1, min(procs, len(sandboxes)))
+        self.workers = []
+        for i in range(procs):
+            mine = sandboxes[i::procs]
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=target or client_process, args=(url, mine, child, count_kinds and i == 0),
+                               daemon=True,
+                               name=f"clients-{i}")
+            proc.start()
+            self.workers.append((proc, parent))
+
+    def _recv(self, conn, timeout: float):
+        if not conn.poll(timeout):
+            raise TimeoutError(f"a client process did not answer within {timeout:.0f} s")
+        message = conn.recv()
+        if message[0] == "error":
+            raise RuntimeError(f"a client process failed: {message[1]}")
+        return message
+
+    def cpu(self) -> float:
+        """CPU seconds so far of all client processes together."""
+        total = 0.0
+        for proc, _ in self.workers:
+            try:
+                total += cpu_seconds(proc.pid)
+            except OSError:
+                pass
+        return total
+
+    def wait_ready(self, timeout: float = 300) -> int:
+        return sum(self._recv(conn, timeout)[1] for _, conn in self.workers)
+
+    def command(self, *message, timeout: float = 300) -> list[dict]:
+        for _, conn in self.workers:
+            conn.send(message)
+        return [self._recv(conn, timeout)[1] for _, conn in self.workers]
+
+    def close(self) -> None:
+        for proc, conn in self.workers:
+            proc.join(15)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(5)
+            conn.close()
