@@ -70,13 +70,15 @@ class Record:
     detail: dict[str, Any] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-safe form: every field that is not ``None``, lists for tuples."""
+        """The JSON-safe form: every field that is not ``None``, lists for tuples. Every record is
+        turned into a dict twice on its way out (replay log, page batch); the field names are
+        looked up once (``FIELD_NAMES``), not with ``dataclasses.fields`` per call."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for name in FIELD_NAMES:
+            value = getattr(self, name)
             if value is None:
                 continue
-            out[f.name] = list(value) if isinstance(value, tuple) else value
+            out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
     @classmethod

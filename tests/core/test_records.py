@@ -19,6 +19,8 @@ def test_round_trip_through_json():
     assert Record.from_dict(data) == record
     assert data["isr"] == [2, 3] and data["cause_seq"] == 3
     assert "broker_id" not in data  # None fields are left out
+    assert data["detail"] == {"assignment": [1, 2, 3]}  # not compared by ==: checked on its own
+    assert list(data) == [name for name in FIELD_NAMES if name in data]  # keys in declaration order
 
 
 def test_stamping_keeps_a_known_cause():
