@@ -8,11 +8,20 @@ Each variant runs in its own child process against one ZooKeeper the bench start
 sandboxes (3 brokers, topic ``t`` of 3 partitions, RF 3, the lab's defaults, as
 ``POST /api/sandboxes`` makes them) are started and left alone for ``--idle-seconds``; then a broker
 of the first sandbox is crashed and started again in turn ``--faults`` times (a crash and a start
-are one fault each, as in ``classroom.py``). Reported per variant:
+are one fault each, as in ``classroom.py``), twice (see below). Reported per variant:
 
 * ``idle_cpu_pct_of_core_per_sandbox``: the process's CPU over the idle window / N;
 * ``cpu_ms_per_fault``: the process's CPU over the faults, minus what the measuring thread used
-  (it polls ``wait_stable``) and minus the idle rate over the same time, / faults;
+  (it polls ``wait_stable``) and minus the idle rate over the same time, / faults — brokers 1 and
+  2 in turn (followers: no controller moves, the first round's measure);
+* ``cpu_ms_per_fault_all_brokers``: the same with brokers 0, 1, 2 in turn, as ``classroom.py``'s
+  students do: a third of the crashes hit the controller, so a failover follows;
+* ``record_path_ms_per_fault``: what the web server does with those faults' records after the
+  runtime emitted them, timed on this thread over the collected records (median of 5): each record
+  turned into a dict twice (replay log, page batch), folded into the page's view with the rules
+  (``backend.view.page``), written to a replay log (a line and a flush each), and encoded as the
+  broadcaster's Socket.IO ``records`` messages (records grouped by 1/15 s of ``ts_ms``, as it
+  batches them) — with ``records_per_fault``;
 * ``threads_per_sandbox`` once all are up, and the load average at the variant's start.
 
 A variant is a source tree: ``head`` is this checkout; ``--before COMMIT`` adds ``git archive`` of
@@ -65,19 +74,78 @@ def measure(zk_hosts: str, sandboxes: int, idle_s: float, faults: int) -> dict:
         time.sleep(idle_s)
         idle_rate = (_cpu_s() - cpu0) / (time.monotonic() - t0)  # CPU s per s, all sandboxes
         first = clusters[0]
-        cpu0, own0, t0 = _cpu_s(), time.thread_time(), time.monotonic()
-        for k in range(faults):
-            broker = first.brokers[1 + (k // 2) % 2]
-            broker.crash() if k % 2 == 0 else broker.start()
-            if not first.wait_stable(30):
-                raise RuntimeError("the sandbox did not settle after a fault")
-        spent = _cpu_s() - cpu0 - (time.thread_time() - own0) - idle_rate * (time.monotonic() - t0)
+        emitted: list[list] = []
+        first.bus.subscribe(emitted.append)
+        followers = _cpu_ms_per_fault(first, faults, lambda k: 1 + (k // 2) % 2, idle_rate)
+        all_brokers = _cpu_ms_per_fault(first, faults, lambda k: (k // 2) % 3, idle_rate)
         return {"idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / sandboxes, 3),
-                "cpu_ms_per_fault": round(1000 * spent / max(1, faults), 1),
+                "cpu_ms_per_fault": followers, "cpu_ms_per_fault_all_brokers": all_brokers,
+                **record_path(emitted, first.header("sandbox", "bench"), 2 * faults),
                 "threads_per_sandbox": round(threads / sandboxes, 1)}
     finally:
         for cluster in clusters:
             cluster.close()
+
+
+def _cpu_ms_per_fault(cluster, faults: int, broker_of, idle_rate: float) -> float:
+    """Crash and start ``broker_of(k)`` in turn (a crash and a start are a fault each), each waited
+    out; the process's CPU above the idle rate, without the measuring thread's, per fault."""
+    cpu0, own0, t0 = _cpu_s(), time.thread_time(), time.monotonic()
+    for k in range(faults):
+        broker = cluster.brokers[broker_of(k)]
+        broker.crash() if k % 2 == 0 else broker.start()
+        if not cluster.wait_stable(30):
+            raise RuntimeError("the sandbox did not settle after a fault")
+    spent = _cpu_s() - cpu0 - (time.thread_time() - own0) - idle_rate * (time.monotonic() - t0)
+    return round(1000 * spent / max(1, faults), 1)
+
+
+def record_path(emitted: list[list], header, faults: int) -> dict:
+    """The web server's work on the records ``faults`` faults emitted (``emitted``: the record
+    bus's calls), step by step as ``web/sandboxes.py`` and ``web/broadcast.py`` do it, in ms per
+    fault (median of 5 passes, this thread's CPU)."""
+    from socketio.packet import EVENT, Packet
+
+    from backend.runtime.replay import ReplayWriter
+    from backend.view import page
+
+    records = [r for call in emitted for r in call]
+    dicts = [r.to_dict() for r in records]
+    batches: dict[int, list] = {}
+    for d in dicts:  # the broadcaster's rounds: 15 a second
+        batches.setdefault(d["ts_ms"] * 15 // 1000, []).append(d)
+
+    def to_dicts():
+        for _ in range(2):
+            [r.to_dict() for r in records]
+
+    def fold():
+        view = page.empty_view()
+        for d in dicts:
+            page.apply(view, d)
+
+    def replay():
+        with tempfile.TemporaryDirectory() as tmp:
+            writer = ReplayWriter(tmp, header)
+            for call in emitted:
+                writer(call)
+            writer.close()
+
+    def encode():
+        for batch in batches.values():
+            Packet(EVENT, data=["records", {"sandbox": "s", "records": batch, "head": batch[-1]["seq"]}]).encode()
+
+    def ms(step) -> float:
+        times = []
+        for _ in range(5):
+            t0 = time.thread_time()
+            step()
+            times.append(time.thread_time() - t0)
+        return round(1000 * statistics.median(times) / max(1, faults), 2)
+
+    parts = {"to_dict_x2": ms(to_dicts), "fold": ms(fold), "replay_log": ms(replay), "socketio_encode": ms(encode)}
+    return {"record_path_ms_per_fault": round(sum(parts.values()), 2), "record_path_parts": parts,
+            "records_per_fault": round(len(records) / max(1, faults), 1)}
 
 
 def _child(args) -> None:
@@ -123,7 +191,8 @@ def main() -> None:
                 result = _run_variant(source, args, zk.hosts)
                 print(f"run {run + 1} {name}: {result}", file=sys.stderr, flush=True)
                 results[name].append(result)
-    keys = ("idle_cpu_pct_of_core_per_sandbox", "cpu_ms_per_fault", "threads_per_sandbox")
+    keys = ("idle_cpu_pct_of_core_per_sandbox", "cpu_ms_per_fault", "cpu_ms_per_fault_all_brokers",
+            "record_path_ms_per_fault", "records_per_fault", "threads_per_sandbox")
     summary = {name: {k: statistics.median(r[k] for r in runs) for k in keys} for name, runs in results.items()}
     print(json.dumps({"runs": results, "median": summary} if args.json else summary, indent=1))
 
