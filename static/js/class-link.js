@@ -7,7 +7,8 @@
  * session — and passes the class's events on (a new session, pause, a private copy, answers,
  * students). It stays up while the page shows something else (a student's private copy), so
  * the instructor can always call the page back. Records are handed to whichever class source
- * follows the session they belong to.
+ * follows the session they belong to, and so is `sandbox_gone`: with several workers, the one
+ * holding the class's cluster may stop, and its pages say so as a sandbox's page does.
  */
 const ACK_TIMEOUT_MS = 10000;
 export const CLASS_EVENTS = ['class_session', 'class_paused', 'private_sandbox', 'class_answers', 'class_students'];
@@ -34,6 +35,9 @@ export function connectClass(io, {classId, token, onJoined, onEvent, onConnectio
       following.onRecords(payload.records, payload.head);
     }
   });
+  socket.on('sandbox_gone', (payload) => { // the server process that held the class's cluster stopped
+    if (!closed && following && payload?.sandbox === following.session) following.onGone?.(payload.error);
+  });
   for (const name of CLASS_EVENTS) socket.on(name, (payload) => { if (!closed) onEvent(name, payload ?? {}); });
   socket.on('disconnect', (reason) => {
     if (!closed) onConnection?.(false, `the connection to the class was lost (${reason}); reconnecting…`);
@@ -45,7 +49,7 @@ export function connectClass(io, {classId, token, onJoined, onEvent, onConnectio
   return {
     socket,
     join,
-    follow(session, onRecords) { following = {session, onRecords}; },
+    follow(session, onRecords, onGone) { following = {session, onRecords, onGone}; },
     unfollow(session) { if (following?.session === session) following = null; },
     /** A prediction for the open question: resolves {ok, counts} or {ok: false, error}. */
     answer: (question, answer) => call('class_answer', {class: classId, token, question, answer}),
@@ -75,7 +79,10 @@ export function classSource(link, {teaching, classId, token, session, label, rea
     fetchRecords: (since, limit) => teaching.classRecords(classId, token, session, since, limit),
     start(h) {
       handlers = h;
-      link.follow(session, h.onRecords);
+      link.follow(session, h.onRecords, (error) => {
+        handlers?.onStatus?.('gone');
+        handlers?.onJoinError?.(error ?? 'the server process that held this class stopped');
+      });
       h.onStatus?.('joining the class');
       link.join().then((answer) => this.rejoined(answer));
     },
