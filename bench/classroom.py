@@ -8,7 +8,9 @@ Variants, measured side by side in one run on the same ZooKeeper (issue 14's tab
 * ``today`` — the tree at ``--today`` (default: issue 14's start commit), exported with
   ``git archive`` into a temporary directory: one process, as it was;
 * ``head-1w`` — this tree, ``kclab serve --workers 1``;
-* ``head-2w`` — this tree, ``kclab serve --workers 2`` (its own child redis-server).
+* ``head-2w`` — this tree, ``kclab serve --workers 2`` (its own child redis-server);
+* ``today-1w``, ``today-2w`` — the ``--today`` tree with ``--workers 1`` / ``2``, for a ``--today``
+  commit that has the option (issue 14's own later rounds).
 
 For each: how many sandboxes it accepts (``--accept-up-to``: default sandboxes are created until
 one is refused) and the server's memory per sandbox (its process tree's RSS), the idle CPU per
@@ -270,7 +272,9 @@ def main(argv: list[str] | None = None) -> int:
                                "machine": machine(), "variants": []}
     with tempfile.TemporaryDirectory(prefix="kclab-classroom-") as tmp, ZooKeeperServer(force_sync=False) as zk:
         today = export(args.today, Path(tmp) / "today") if "today" in args.variants else None
-        sources = {"today": (today, ()), "head-1w": (ROOT, ("--workers", "1")),
+        # ``today``: that tree's own defaults; ``today-1w`` / ``today-2w``: a tree that has --workers.
+        sources = {"today": (today, ()), "today-1w": (today, ("--workers", "1")),
+                   "today-2w": (today, ("--workers", "2")), "head-1w": (ROOT, ("--workers", "1")),
                    "head-2w": (ROOT, ("--workers", "2"))}
         for name in args.variants.split(","):
             source, serve_args = sources[name]
