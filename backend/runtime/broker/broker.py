@@ -105,8 +105,9 @@ class SimulatedBroker:
         self.control_plane_listener = self.config["control.plane.listener.name"]
         self.requests.start(control_plane=bool(self.control_plane_listener))
         self.data.start()
-        self._emit("started", f"Broker {self.id} started and connected to ZooKeeper "
-                              f"(session timeout {self.config['zookeeper.session.timeout.ms']} ms).")
+        timeout = self.config["zookeeper.session.timeout.ms"]
+        self._emit("started", f"Broker {self.id} started and connected to ZooKeeper (session timeout {timeout} ms).",
+                   detail={"session_timeout_ms": timeout})
         self.controller = KafkaController(
             self.id, config=lambda: self.config, zk=self.kafka_zk, emit=self.services.emit,
             event_ids=self.services.event_ids, correlation_ids=self.services.correlation_ids,

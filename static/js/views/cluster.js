@@ -9,7 +9,10 @@
  */
 import d3 from '/vendor/d3.mjs';
 import {BROKER_STATES, brokerIds} from '../actions.js';
+import {anyCountdown, sessionCountdown} from '../session-countdown.js';
 import {epochColour} from './util.js';
+
+const COUNTDOWN_TICK_MS = 200;
 
 const W = 500;
 const H = 300;
@@ -31,9 +34,14 @@ export function createClusterView(container, {onBrokerClick}) {
   const lanes = new Map(); // request key -> its lane beside the line (see assignLanes)
   let positions = new Map();
   let wake = null;
+  let tick = null;
 
   function render(view, ctx) {
     const ids = brokerIds(view, ctx.cluster);
+    now = ctx.mode === 'live' ? Date.now() : null;
+    if (now !== null && anyCountdown(view) && tick === null) { // a crashed broker's session counts down
+      tick = setTimeout(() => { tick = null; ctx.invalidate(); }, COUNTDOWN_TICK_MS);
+    }
     positions = layout(ids);
     zkEpoch.text(view.controller_epoch === null ? '/controller_epoch: none' : `/controller_epoch = ${view.controller_epoch}`);
     renderSessions(view, ids);
@@ -223,13 +231,17 @@ function move(selection, ctx, ms = 500) {
   return ctx.animate ? selection.transition().duration(ms) : selection;
 }
 
+let now = null; // the wall clock while the page is live (a countdown), else null
+
 function brokerMeta(view, id) {
   const b = view.brokers[id];
+  const countdown = sessionCountdown(b?.session_expiry, now);
   const leads = Object.values(view.partitions).filter((p) => p.leader === id).length;
   const parts = [`leads ${leads}`];
   if (b?.broker_epoch !== null && b?.broker_epoch !== undefined) parts.push(`broker epoch ${b.broker_epoch}`);
   if (b?.pause_armed) parts.push(`pauses in ${b.pause_armed}`);
   if (b && !b.registered && b.state === 'alive') parts.push('not registered');
+  if (countdown) parts.push(countdown.text);
   return parts.join(' · ');
 }
 
