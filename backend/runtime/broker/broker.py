@@ -85,19 +85,18 @@ class SimulatedBroker:
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the process. Raises :class:`NodeExistsException` (after closing its new session)
-        when the registration is still held by the crashed process's session."""
+        """Start the process, in Kafka's order: request handling first, then the registration
+        (the controller may send requests the moment it sees it), then the controller module.
+        Raises :class:`NodeExistsException`, the process stopped again, when the registration is
+        still held by a crashed process's session."""
+        previous = self.status
         self.state = BrokerState(self.id)
         self.network = BrokerNetwork(self.services.zk_hosts)
         self.session = ZkSession(self.network.hosts + self.services.chroot, self.config["zookeeper.session.timeout.ms"],
                                  self._on_session_state)
         self.kafka_zk = self.session.start(multi_read=self.services.multi_read())
         self.kafka_zk.create_top_level_paths()
-        try:
-            self.register()
-        except NodeExistsException as exc:
-            self._fail_start(exc)
-            raise
+        self.controller = None
         self.status = "running"
         self.gate.set()
         # KIP-291 (Kafka 2.2): with control.plane.listener.name set, the broker has a listener, a
@@ -105,6 +104,11 @@ class SimulatedBroker:
         self.control_plane_listener = self.config["control.plane.listener.name"]
         self.requests.start(control_plane=bool(self.control_plane_listener))
         self.data.start()
+        try:
+            self.register()
+        except NodeExistsException as exc:
+            self._fail_start(exc, previous)
+            raise
         timeout = self.config["zookeeper.session.timeout.ms"]
         self._emit("started", f"Broker {self.id} started and connected to ZooKeeper (session timeout {timeout} ms).",
                    detail={"session_timeout_ms": timeout})
@@ -116,12 +120,12 @@ class SimulatedBroker:
             register_broker=self.register)
         self.controller.startup()
 
-    def _fail_start(self, exc: NodeExistsException) -> None:
+    def _fail_start(self, exc: NodeExistsException, previous: str) -> None:
         """Kafka 2.8's ``KafkaServer.startup`` registers before it starts the controller; when
         ``checkedEphemeralCreate`` throws, it logs "Fatal error during KafkaServer startup" and
         shuts down, closing its own (new) session. The old session's countdown goes on."""
-        self.session.close()
-        self.network.close()
+        self.status = previous
+        self._stop_everything()
         self._emit("start_failed", (
             f"Broker {self.id} could not start: /brokers/ids/{self.id} still belongs to the session of its crashed "
             f"process, which ZooKeeper has not expired yet. Kafka's broker exits here (NodeExistsException); start "
