@@ -38,8 +38,8 @@ export function createClusterView(container, {onBrokerClick}) {
 
   function render(view, ctx) {
     const ids = brokerIds(view, ctx.cluster);
-    now = ctx.mode === 'live' ? Date.now() : null;
-    if (now !== null && anyCountdown(view) && tick === null) { // a crashed broker's session counts down
+    clock = ctx.mode === 'live' ? Date.now() : null;
+    if (clock !== null && anyCountdown(view) && tick === null) { // a crashed broker's session counts down
       tick = setTimeout(() => { tick = null; ctx.invalidate(); }, COUNTDOWN_TICK_MS);
     }
     positions = layout(ids);
@@ -231,11 +231,11 @@ function move(selection, ctx, ms = 500) {
   return ctx.animate ? selection.transition().duration(ms) : selection;
 }
 
-let now = null; // the wall clock while the page is live (a countdown), else null
+let clock = null; // the wall clock while the page is live (for a countdown), else null
 
 function brokerMeta(view, id) {
   const b = view.brokers[id];
-  const countdown = sessionCountdown(b?.session_expiry, now);
+  const countdown = sessionCountdown(b?.session_expiry, clock);
   const leads = Object.values(view.partitions).filter((p) => p.leader === id).length;
   const parts = [`leads ${leads}`];
   if (b?.broker_epoch !== null && b?.broker_epoch !== undefined) parts.push(`broker epoch ${b.broker_epoch}`);

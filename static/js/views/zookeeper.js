@@ -21,7 +21,7 @@ export function createZookeeperView(container) {
   let paths = [];
 
   function render(view, ctx) {
-    const now = ctx.mode === 'live' ? Date.now() : null; // the cluster view keeps redrawing while one counts down
+    const clock = ctx.mode === 'live' ? Date.now() : null; // the cluster view keeps redrawing while one counts down
     timeoutNote.text(sessionTimeoutText(view));
     renderGhosts(view, ctx);
     const now = Object.keys(view.znodes);
@@ -56,7 +56,7 @@ export function createZookeeperView(container) {
       .attr('title', (p) => p)
       .each(function update(p) {
         const z = view.znodes[p];
-        const owner = z.ephemeral_owner ? ephemeralText(z, owners, ownerCountdown(view, z.ephemeral_owner, now)) : '';
+        const owner = z.ephemeral_owner ? ephemeralText(z, owners, ownerCountdown(view, z.ephemeral_owner, clock)) : '';
         const key = `${z.changed_seq}|${z.refused_seq}|${expanded.has(p)}|${owner}`;
         if (this.__key === key) return; // nothing new for this znode
         this.__key = key;
