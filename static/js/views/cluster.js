@@ -38,14 +38,14 @@ export function createClusterView(container, {onBrokerClick}) {
 
   function render(view, ctx) {
     const ids = brokerIds(view, ctx.cluster);
-    clock = ctx.mode === 'live' ? Date.now() : null;
+    const clock = ctx.mode === 'live' ? Date.now() : null; // for a crashed broker's countdown
     if (clock !== null && anyCountdown(view) && tick === null) { // a crashed broker's session counts down
       tick = setTimeout(() => { tick = null; ctx.invalidate(); }, COUNTDOWN_TICK_MS);
     }
     positions = layout(ids);
     zkEpoch.text(view.controller_epoch === null ? '/controller_epoch: none' : `/controller_epoch = ${view.controller_epoch}`);
     renderSessions(view, ids);
-    renderBrokers(view, ids, ctx);
+    renderBrokers(view, ids, ctx, clock);
     renderCrown(view, ctx);
     renderRequests(view, ctx);
   }
@@ -57,7 +57,7 @@ export function createClusterView(container, {onBrokerClick}) {
       .attr('class', (id) => (view.brokers[id]?.registered ? 'session registered' : 'session'));
   }
 
-  function renderBrokers(view, ids, ctx) {
+  function renderBrokers(view, ids, ctx, clock) {
     const controllerId = view.controller?.id;
     layer.selectAll('button.broker').data(ids, (id) => id).join(
       (enter) => {
@@ -80,13 +80,13 @@ export function createClusterView(container, {onBrokerClick}) {
       .attr('data-state', (id) => view.brokers[id]?.state ?? 'stopped')
       .classed('is-controller', (id) => id === controllerId)
       .style('--epoch-colour', (id) => (id === controllerId ? epochColour(view.controller.epoch) : null))
-      .attr('aria-label', (id) => brokerLabel(view, id))
+      .attr('aria-label', (id) => brokerLabel(view, id, clock))
       .attr('aria-haspopup', 'menu')
       .call((b) => {
         b.select('.broker-name').text((id) => `Broker ${id}`);
         b.select('.icon').text((id) => BROKER_STATES[view.brokers[id]?.state ?? 'stopped']?.icon ?? '?');
         b.select('.label').text((id) => (BROKER_STATES[view.brokers[id]?.state ?? 'stopped']?.label ?? '?'));
-        b.select('.broker-meta').text((id) => brokerMeta(view, id));
+        b.select('.broker-meta').text((id) => brokerMeta(view, id, clock));
       });
   }
 
@@ -231,9 +231,8 @@ function move(selection, ctx, ms = 500) {
   return ctx.animate ? selection.transition().duration(ms) : selection;
 }
 
-let clock = null; // the wall clock while the page is live (for a countdown), else null
-
-function brokerMeta(view, id) {
+/** `clock`: the wall clock while the page is live, else null (session-countdown.js). */
+function brokerMeta(view, id, clock) {
   const b = view.brokers[id];
   const countdown = sessionCountdown(b?.session_expiry, clock);
   const leads = Object.values(view.partitions).filter((p) => p.leader === id).length;
@@ -245,12 +244,12 @@ function brokerMeta(view, id) {
   return parts.join(' · ');
 }
 
-function brokerLabel(view, id) {
+function brokerLabel(view, id, clock) {
   const b = view.brokers[id];
   const state = BROKER_STATES[b?.state ?? 'stopped']?.label ?? 'unknown';
   const c = view.controller;
   const role = c && c.id === id ? `, ${c.resigned ? 'resigned ' : ''}controller with epoch ${c.epoch}` : '';
-  return `Broker ${id}: ${state}${role}. ${brokerMeta(view, id)}. Open actions.`;
+  return `Broker ${id}: ${state}${role}. ${brokerMeta(view, id, clock)}. Open actions.`;
 }
 
 function outcomeText(outcome) {

@@ -1,8 +1,8 @@
 /**
  * ZooKeeper's znode tree as the observer saw it: each znode with its data and version;
  * ephemeral znodes with the session (and broker) that owns them — and, when that broker crashed,
- * the countdown to the session's expiry (session-countdown.js), with the session timeout in use. A change flashes; a write
- * ZooKeeper refused (a fenced controller's) flashes red and stays marked.
+ * the countdown to the session's expiry (session-countdown.js), with the session timeout in use.
+ * A change flashes; a write ZooKeeper refused (a fenced controller's) flashes red and stays marked.
  * One list item per znode, joined by path, so a change updates the item in place.
  */
 import d3 from '/vendor/d3.mjs';
