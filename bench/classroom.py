@@ -1,5 +1,5 @@
 """A classroom on one machine: N students, each with a private sandbox and a real Socket.IO client
-(websocket transport), acting about once every ``--fault-interval`` s (crash and start a broker
+(websocket transport), acting about once every ``--fault-interval`` s (stop and start a broker
 in turn), while every one of them also follows the instructor's class demo (a fault every
 ``--demo-interval`` s on the class's shared cluster).
 
@@ -153,13 +153,13 @@ def accept(server: AppServer, up_to: int) -> tuple[list[dict], str | None]:
 
 
 def demo_driver(server: AppServer, class_id: str, seconds: float, interval: float, out: list) -> threading.Thread:
-    """The instructor: crash and start broker 1 of the class cluster every ``interval`` s."""
+    """The instructor: stop and start broker 1 of the class cluster every ``interval`` s."""
     api = server_api_clone(server)
 
     def run() -> None:
         end, step = time.monotonic() + seconds, 0
         while time.monotonic() < end:
-            op = "crash_broker" if step % 2 == 0 else "start_broker"
+            op = "stop_broker" if step % 2 == 0 else "start_broker"
             sent = time.time() * 1000
             try:
                 response = api.http.post(f"{server.url}api/classes/{class_id}/faults", json={"op": op, "broker": 1},

@@ -4,7 +4,8 @@ Scenarios (see ``bench/README.md`` for the full story and ``docs/performance.md`
 
 * ``failure`` — a cluster of ``--brokers`` brokers holds ``--partitions`` partitions (RF 3,
   Kafka's assignment with a fixed start index, so every broker is the preferred leader of
-  1/n of them). A broker that is not the controller crashes (its session is closed). Measured:
+  1/n of them). A broker that is not the controller stops (``stop_broker``: its session is closed, so the
+  controller hears of it at once; a crash would add the session timeout). Measured:
   crash -> last new leader written to ZooKeeper (the largest ``mtime`` of the moved partitions'
   state znodes), against the *floor*: the same number of conditional setData of the same size,
   pipelined with kazoo's async API, on the same server, in the same run.
@@ -68,8 +69,8 @@ def run_failure(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler |
         profiler.armed, profiler.longest = True, None
     with threads.FullCollections() as full_collections:
         cpu_before = threads.snapshot(jvm_pid)
-        bc.cluster.brokers[victim].crash()
-        crashed = bc.seen.first(-1, kind="broker", to_state="crashed", broker_id=victim)
+        bc.cluster.brokers[victim].exit()  # closes its session: no session timeout in the measurement
+        crashed = bc.seen.first(-1, kind="broker", to_state="stopped", broker_id=victim)
         processed = wait_for(lambda: bc.seen.first(crashed.seq, kind="controller_event", op="BrokerChange",
                                                    to_state="processed", broker_id=controller), timeout,
                              "the controller to process the BrokerChange")
@@ -174,7 +175,7 @@ def run_failover(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler 
     # The controller broker crashes: the next controller also elects leaders for its partitions.
     crashed_controller = elected.controller_id
     mark = bc.bus.next_seq
-    bc.cluster.brokers[crashed_controller].crash()
+    bc.cluster.brokers[crashed_controller].exit()  # its session closed: the election starts at once
     elected2, active2 = bc.wait_active(mark, timeout)
     loaded2 = bc.seen.first(elected2.seq, kind="controller", to_state="context_loaded")
     floor2_s, znodes2, floor2_tries = best_read_floor(bc, reps)

@@ -133,7 +133,7 @@ def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: fl
             if time.monotonic() >= end:
                 break
             broker = (step // 2) % 3
-            op = "crash_broker" if step % 2 == 0 else "start_broker"
+            op = "stop_broker" if step % 2 == 0 else "start_broker"
             sent = time.time() * 1000
             try:
                 answer = watcher.fault(op, broker, via, url, http) or {}

@@ -94,7 +94,7 @@ async def run(served, count: int) -> dict:
         return out
     following = []
     for n in range(6):  # the class cluster changes: every socket gets each change's records
-        op = {"op": "crash_broker", "broker": 2} if n % 2 == 0 else {"op": "start_broker", "broker": 2}
+        op = {"op": "stop_broker", "broker": 2} if n % 2 == 0 else {"op": "start_broker", "broker": 2}
         await loop.run_in_executor(None, served.call, "POST", f"/api/sandboxes/{box['id']}/faults", op, headers)
         following += [await loop.run_in_executor(None, timed, served, "GET", "/healthz") for _ in range(3)]
     out["following_healthz_ms"] = statistics.median(following)

@@ -152,7 +152,7 @@ def run_sandboxes(server: AppServer, args) -> dict:
     faults = [f for r in results for f in r["faults"]]
     latencies = [f["latency_ms"] for f in faults if f["latency_ms"] is not None]
     by_op = {op: latency_stats([f["latency_ms"] for f in faults if f["op"] == op and f["latency_ms"] is not None])
-             for op in ("crash_broker", "start_broker")}
+             for op in ("stop_broker", "start_broker")}
     window = t1 - t0
     return {
         "sandboxes": len(created), "clients": joined, "create_all_s": round(create_s, 1),

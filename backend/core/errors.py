@@ -44,3 +44,9 @@ class StaleBrokerEpochException(KafkaException):
 
 class ControllerMovedException(KafkaException):
     pass
+
+
+class NodeExistsException(KafkaException):
+    """ZooKeeper's ``KeeperException.NodeExistsException``, as Kafka's ``checkedEphemeralCreate``
+    throws it when ``/brokers/ids/<id>`` is held by another session (a crashed process's, not yet
+    expired): the new broker fails to start."""

@@ -171,9 +171,14 @@ PARTITION_EXPECTATION = Struct((
 _ZK_SERVER = Int(1, 3, label="a ZooKeeper server number (1 to 3)")
 
 OPS = (
-    Op("crash_broker", "Kill a broker at once: its session closes and /brokers/ids/<id> disappears.",
+    Op("crash_broker", "Kill a broker (kill -9): it says nothing to ZooKeeper, so /brokers/ids/<id> stays until "
+                       "its session expires (zookeeper.session.timeout.ms).",
        _broker("the broker to crash")),
-    Op("start_broker", "Start a stopped or crashed broker: it registers again and rejoins.",
+    Op("stop_broker", "Stop a broker's process cleanly, without controlled shutdown: it closes its session, so "
+                      "/brokers/ids/<id> disappears at once.",
+       _broker("the broker to stop")),
+    Op("start_broker", "Start a stopped or crashed broker: it registers again and rejoins (it fails while a crashed "
+                       "process's session still holds /brokers/ids/<id>).",
        _broker("the broker to start")),
     Op("shutdown_broker", "Stop a broker politely: controlled shutdown moves its leaders away first.",
        _broker("the broker to stop")),

@@ -35,6 +35,7 @@ from backend.view.metrics import cluster_metrics, under_replicated_partitions
 from backend.zk.admin import AdminZkClient
 from backend.zk.multi_read import ensemble_answers_multi_read
 from backend.zk.operator import OperatorSession
+from backend.zk.paths import broker_path
 
 
 class Cluster:
@@ -140,6 +141,17 @@ class Cluster:
             self.operator.close(delete_chroot=not keep)
         finally:
             heap.release()
+
+    def crash_broker(self, broker_id: int) -> None:
+        """``kill -9`` broker ``broker_id``, and watch its registration as any ZooKeeper client
+        could: when ZooKeeper expires the abandoned session and deletes ``/brokers/ids/<id>``, the
+        broker's ``session_expired`` record says so (nobody can see an expiry any other way)."""
+        broker = self.brokers[broker_id]
+        session = broker.session_id
+        broker.crash()
+        if session is not None:
+            self.operator.watch_ephemeral(broker_path(broker_id), session,
+                                          lambda: broker.session_expiry_seen(session))
 
     def set_broker_config(self, name: str, value: Any) -> None:
         """A dynamic broker-wide setting: every broker (and every later restart) uses it.

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from backend.core.config import SETTINGS, ConfigError, config_string, parse_value
 from backend.core.controller import events as ev
 from backend.core.dispatch import dispatch_table
-from backend.core.errors import KafkaException
+from backend.core.errors import KafkaException, NodeExistsException
 from backend.core.records import Record
 from backend.faultscript.cluster_spec import TopicSpec
 from backend.faultscript.vocabulary import FAULT_VOCABULARY, check_step
@@ -83,11 +83,19 @@ class Fault:
 
 # -- the faults ----------------------------------------------------------------------------------------
 def _crash(cluster, args, record):
-    cluster.brokers[args["broker"]].crash()
+    cluster.crash_broker(args["broker"])
+
+
+def _stop(cluster, args, record):
+    cluster.brokers[args["broker"]].exit()
 
 
 def _start(cluster, args, record):
-    cluster.brokers[args["broker"]].start()
+    try:
+        cluster.brokers[args["broker"]].start()
+    except NodeExistsException as exc:
+        raise FaultRefused(f"broker {args['broker']} did not start ({exc}): its crashed process's session has not "
+                           f"expired yet; start it again after zookeeper.session.timeout.ms") from None
 
 
 def _shutdown(cluster, args, record):
@@ -214,6 +222,7 @@ def _zk_start(cluster, args, record):
 
 FAULTS: dict[str, Fault] = dispatch_table(FAULT_VOCABULARY, {
     "crash_broker": Fault(check_broker("crashed", "running", "paused", "shutting_down"), _crash),
+    "stop_broker": Fault(check_broker("stopped", "running"), _stop),
     "start_broker": Fault(check_broker("started", "crashed", "stopped"), _start),
     "shutdown_broker": Fault(check_broker("shut down", "running"), _shutdown),
     "expire_session": Fault(check_broker("expired", "running", "paused"), _expire),

@@ -26,6 +26,9 @@ _STATE_PATH = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
 _TOPIC_PATH = re.compile(r"^/brokers/topics/([^/]+)$")
 _BROKER_PATH = re.compile(r"^/brokers/ids/(\d+)$")
 _CONFIG_PATH = re.compile(r"^/config/(topics|brokers)/([^/]+)$")
+_SESSION_EXPIRY_ENDS = ("session_expired", "registered", "started", "stopped")
+"""A crashed broker's countdown (``session_expiry``: its abandoned session, the deadline) ends
+when ZooKeeper expires that session or a new process of the broker runs."""
 _BROKER_STATES = {"started": "alive", "registered": "alive", "resumed": "alive", "crashed": "crashed",
                   "paused": "paused", "shutting_down": "shutting_down", "stopped": "stopped"}
 
@@ -169,6 +172,13 @@ def _broker_record(view: dict, r: dict) -> None:
         broker.update(broker_epoch=detail.get("broker_epoch"), session=detail.get("session_id"))
     if to_state in ("session_lost", "session_expired"):
         broker["session_expired_seq"] = r["seq"]
+    if to_state == "started" and detail.get("session_timeout_ms") is not None:
+        broker["session_timeout_ms"] = detail["session_timeout_ms"]
+    if to_state == "crashed" and detail.get("session_expires_ms") is not None:
+        broker["session_expiry"] = {"session": detail.get("session_id"), "timeout_ms": detail.get("session_timeout_ms"),
+                                    "expires_ms": detail["session_expires_ms"]}
+    elif to_state in _SESSION_EXPIRY_ENDS:
+        broker["session_expiry"] = None
 
 
 def _controller_event(view: dict, r: dict) -> None:
@@ -237,7 +247,8 @@ def _partition(view: dict, topic: str, partition: int) -> dict:
 def _broker(view: dict, broker_id: int) -> dict:
     return view["brokers"].setdefault(str(broker_id), {
         "id": broker_id, "state": "stopped", "registered": False, "broker_epoch": None, "session": None,
-        "pause_armed": None, "session_expired_seq": None})
+        "pause_armed": None, "session_expired_seq": None, "session_expiry": None,
+        "session_timeout_ms": None})
 
 
 def _leader_fields(partition: dict, r: dict) -> None:

@@ -20,7 +20,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from backend.core.controller.failover import ClusterMetadata
 from backend.core.controller.plan import WriteResult
-from backend.core.errors import ControllerMovedException
+from backend.core.errors import ControllerMovedException, NodeExistsException
 from backend.core.model import BrokerInfo, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from backend.core.records import Record
 from backend.zk import codec, paths
@@ -57,8 +57,8 @@ class KafkaZkClient:
             _, stat = self.zk.get(path)
             if stat.ephemeralOwner == self.zk.client_id[0]:
                 return stat.czxid  # our own registration survived (a retried create)
-            raise NodeExistsError(f"broker id {broker_id} is already registered by session "
-                                  f"{hex(stat.ephemeralOwner)}") from None
+            raise NodeExistsException(f"{path} already exists, owned by session {hex(stat.ephemeralOwner)}, "
+                                      f"not this broker's {hex(self.zk.client_id[0])}") from None
 
     # -- controller election (§2.2) ----------------------------------------------------------------
     def get_controller_id(self, watch: Watch | None = None) -> int | None:

@@ -11,12 +11,14 @@ broker: it registers nothing and holds no ephemeral znode.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable, Iterable
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import EventType
 from kazoo.retry import KazooRetry
 
 from backend.core.model import LeaderIsrAndControllerEpoch, TopicPartition
@@ -92,6 +94,27 @@ class OperatorSession:
             self._client.delete(paths.CONTROLLER)
         except NoNodeError:
             pass
+
+    def watch_ephemeral(self, path: str, owner: str | None, on_deleted: Callable[[], None]) -> bool:
+        """Call ``on_deleted`` (once, on kazoo's thread) when ``path``, an ephemeral znode of
+        session ``owner``, is deleted — what any ZooKeeper client watching it would learn, and all
+        it would learn: that the znode is gone, not why. False, and no call, when the znode does
+        not exist now or belongs to another session."""
+        armed = threading.Event()
+
+        def watch(event) -> None:
+            if not armed.is_set():
+                return
+            if event.type == EventType.DELETED or self._read(self._client.exists, path, watch) is None:
+                armed.clear()  # a change re-arms the watch (a watch fires once), unless gone meanwhile
+                on_deleted()
+
+        armed.set()
+        stat = self._read(self._client.exists, path, watch)
+        if stat is None or hex(stat.ephemeralOwner) != owner:
+            armed.clear()
+            return False
+        return True
 
     # -- what the lab's checks read --------------------------------------------------------------
     def _read(self, call, *args):

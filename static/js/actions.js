@@ -54,7 +54,8 @@ function need(broker, state, verb, allowed) {
 
 // The broker menu: [id, op, label, extra] — what the page calls each action; when each applies is the server's.
 const BROKER_MENU = [
-  ['crash', 'crash_broker', 'Crash'], ['restart', 'start_broker', 'Restart'],
+  ['crash', 'crash_broker', 'Crash (kill -9)'], ['stop', 'stop_broker', 'Stop (clean exit)'],
+  ['restart', 'start_broker', 'Restart'],
   ['shutdown', 'shutdown_broker', 'Controlled shutdown'], ['pause', 'pause_broker', 'Pause now'],
   ['pause_during', 'pause_broker', 'Pause during…', {needs: 'during'}], ['resume', 'resume_broker', 'Resume'],
   ['expire', 'expire_session', 'Expire session'],

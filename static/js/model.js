@@ -19,6 +19,8 @@ const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
 const TOPIC_PATH = /^\/brokers\/topics\/([^/]+)$/;
 const BROKER_PATH = /^\/brokers\/ids\/(\d+)$/;
 const CONFIG_PATH = /^\/config\/(topics|brokers)\/([^/]+)$/;
+/** A crashed broker's countdown ends when ZooKeeper expires its session or a new process runs. */
+const SESSION_EXPIRY_ENDS = ['session_expired', 'registered', 'started', 'stopped'];
 const BROKER_STATES = new Map([
   ['started', 'alive'], ['registered', 'alive'], ['resumed', 'alive'], ['crashed', 'crashed'],
   ['paused', 'paused'], ['shutting_down', 'shutting_down'], ['stopped', 'stopped'],
@@ -165,6 +167,13 @@ function brokerRecord(view, r) {
     broker.session = r.detail.session_id ?? null;
   }
   if (r.to_state === 'session_lost' || r.to_state === 'session_expired') broker.session_expired_seq = r.seq;
+  if (r.to_state === 'started' && r.detail.session_timeout_ms != null) broker.session_timeout_ms = r.detail.session_timeout_ms;
+  if (r.to_state === 'crashed' && r.detail.session_expires_ms != null) {
+    broker.session_expiry = {session: r.detail.session_id ?? null, timeout_ms: r.detail.session_timeout_ms ?? null,
+      expires_ms: r.detail.session_expires_ms};
+  } else if (SESSION_EXPIRY_ENDS.includes(r.to_state)) {
+    broker.session_expiry = null;
+  }
 }
 
 function controllerEvent(view, r) {
@@ -233,7 +242,8 @@ function partitionOf(view, topic, partition) {
 
 function brokerOf(view, brokerId) {
   return view.brokers[brokerId] ??= {id: brokerId, state: 'stopped', registered: false, broker_epoch: null,
-    session: null, pause_armed: null, session_expired_seq: null};
+    session: null, pause_armed: null, session_expired_seq: null, session_expiry: null,
+    session_timeout_ms: null};
 }
 
 function leaderFields(partition, r) {

@@ -127,9 +127,17 @@ def test_scrubbing_back_shows_the_earlier_cluster_and_going_live_returns(new_pag
                                for p in s["partitions"].values()) and s, 30,
                        "the crashed broker to lead nothing and be in no ISR")
 
-    page.locator(".pb-scrub").evaluate("(el, seq) => { el.value = String(seq); el.dispatchEvent(new Event('input')); }",
-                                       before["seq"])
-    page.wait_for_function(f"document.body.dataset.mode === 'scrubbed' && document.body.dataset.seq === '{before['seq']}'")
+    # Scrubbed to the crash: the broker and its registration name the session left to expire, in words.
+    crashed = page.evaluate(f"""() => window.kclab.store.slice({before['seq']}, window.kclab.store.head + 1)
+      .find((r) => r.kind === 'broker' && r.to_state === 'crashed' && r.broker_id === {victim}).seq""")
+    scrub_to(page, crashed)
+    meta = page.locator(f'button.broker[data-broker-id="{victim}"] .broker-meta').text_content()
+    assert "session left to expire (4.0 s timeout)" in meta, meta
+    badge = page.locator(f'li.znode[data-path="/brokers/ids/{victim}"] .ephemeral').text_content()
+    assert "owner crashed: session left to expire" in badge, badge
+    assert "Kafka's default is 18.0 s" in page.locator(".session-timeout-note").text_content()
+
+    scrub_to(page, before["seq"])
     scrubbed = page.evaluate(PAGE_STATE)
     assert scrubbed["brokers"][str(victim)] == "alive"
     assert scrubbed["partitions"] == before["partitions"] and scrubbed["controller"] == before["controller"]
@@ -144,6 +152,12 @@ def test_scrubbing_back_shows_the_earlier_cluster_and_going_live_returns(new_pag
     page.wait_for_function("document.body.dataset.mode === 'live'")
     live = wait_until(lambda: shown_equals_zookeeper(page, zk), 20, "the live view again")
     assert live["partitions"] == after["partitions"] and live["brokers"][str(victim)] == "crashed"
+
+
+def scrub_to(page, seq):
+    page.locator(".pb-scrub").evaluate("(el, seq) => { el.value = String(seq); el.dispatchEvent(new Event('input')); }",
+                                       seq)
+    page.wait_for_function(f"document.body.dataset.mode === 'scrubbed' && document.body.dataset.seq === '{seq}'")
 
 
 def test_a_paused_controller_past_its_session_is_a_zombie_whose_requests_bounce(new_page, kclab_server, zk_of):

@@ -21,9 +21,9 @@ function view(states, extra = {}) {
 
 const enabled = (actions) => actions.filter((a) => a.enabled).map((a) => a.id);
 
-test('an alive broker can be crashed, shut down, paused or expired, not restarted or resumed', () => {
+test('an alive broker can be crashed, stopped, shut down, paused or expired, not restarted or resumed', () => {
   const actions = brokerMenu(view({1: 'alive'}), 1);
-  assert.deepEqual(enabled(actions), ['crash', 'shutdown', 'pause', 'pause_during', 'expire']);
+  assert.deepEqual(enabled(actions), ['crash', 'stop', 'shutdown', 'pause', 'pause_during', 'expire']);
   const restart = actions.find((a) => a.id === 'restart');
   assert.match(restart.reason, /Broker 1 is alive, so it cannot be started \(it must be crashed or stopped\)/);
   assert.deepEqual(actions.find((a) => a.id === 'crash').fields, {broker: 1});

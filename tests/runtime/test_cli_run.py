@@ -9,12 +9,12 @@ import time
 from backend.core.records import Record
 from tests.support import kclab_command
 
-GOOD = """name: crash the controller
+GOOD = """name: stop the controller
 cluster:
   brokers: [0, 1]
   topics: {t: {assignment: {0: [0, 1]}}}
 steps:
-  - op: crash_broker
+  - op: stop_broker
     broker: 0
   - op: expect
     controller: 1

@@ -1,4 +1,4 @@
-"""Random histories of produce, crash, restart, stall and resume on a live cluster (real
+"""Random histories of produce, stop (a clean exit), restart, stall and resume on a live cluster (real
 ZooKeeper, bounded in count and time), with the data plane's promises checked after each step:
 
 * unclean election disabled, acks=all and min.insync.replicas=2: no acknowledged message is ever
@@ -64,13 +64,13 @@ def machine(zk_hosts: str, chroot: str, unclean: bool):
             self.cluster.producer.produce(TP, 2, acks)
             leader = self.cluster.producer.leader_of(TP)
             if leader in self._alive():
-                apply_fault(self.cluster, "crash_broker", {"broker": leader})
+                apply_fault(self.cluster, "stop_broker", {"broker": leader})
             self._settle()
 
         @precondition(lambda self: len(self._alive()) > 1)
         @rule(data=st.data())
         def crash(self, data):
-            apply_fault(self.cluster, "crash_broker", {"broker": data.draw(st.sampled_from(self._alive()))})
+            apply_fault(self.cluster, "stop_broker", {"broker": data.draw(st.sampled_from(self._alive()))})
             self._settle()
 
         @precondition(lambda self: len(self._alive()) < 3)

@@ -39,10 +39,10 @@ def test_refusals_name_the_reason_and_change_nothing(start_cluster):
     assert len(recorder.of("fault", outcome="refused")) == 9
 
 
-def test_crash_then_restart_rejoins_the_isr(start_cluster):
+def test_stop_then_restart_rejoins_the_isr(start_cluster):
     cluster, recorder = start_cluster(topics={"t": {"assignment": {0: [0, 1, 2]}}},
                                       config={})
-    assert apply_fault(cluster, "crash_broker", {"broker": 2}).ok
+    assert apply_fault(cluster, "stop_broker", {"broker": 2}).ok
     wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0, 1], 10, "broker 2 to leave the ISR")
     assert apply_fault(cluster, "start_broker", {"broker": 2}).ok
     wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0, 1, 2], 15, "broker 2 to rejoin the ISR")
@@ -112,9 +112,9 @@ def test_a_reassignment_deleting_a_replica_is_not_a_topic_deletion_event(start_c
 
 def test_topic_level_unclean_election(start_cluster):
     cluster, _ = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}})
-    apply_fault(cluster, "crash_broker", {"broker": 1})
+    apply_fault(cluster, "stop_broker", {"broker": 1})
     wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0], 10, "1 out of the ISR")
-    apply_fault(cluster, "crash_broker", {"broker": 0})
+    apply_fault(cluster, "stop_broker", {"broker": 0})
     apply_fault(cluster, "start_broker", {"broker": 1})
     wait_until(lambda: cluster.inspect()["partitions"]["t-0"].get("state") == "OfflinePartition", 10, "t-0 offline")
     result = apply_fault(cluster, "set_config", {"name": "unclean.leader.election.enable", "value": True,
@@ -127,14 +127,14 @@ def test_topic_level_unclean_election(start_cluster):
 
 def test_delete_controller_znode_refused_when_there_is_none(start_cluster):
     cluster, _ = start_cluster(brokers=(0,))
-    apply_fault(cluster, "crash_broker", {"broker": 0})
+    apply_fault(cluster, "stop_broker", {"broker": 0})
     result = apply_fault(cluster, "delete_controller_znode", {})
     assert not result.ok and "/controller does not exist" in result.message
 
 
 def test_records_are_dense_and_consequences_point_to_their_event(start_cluster):
     cluster, recorder = start_cluster(topics={"t": {"assignment": {0: [1, 2, 0]}}})
-    apply_fault(cluster, "crash_broker", {"broker": 1})
+    apply_fault(cluster, "stop_broker", {"broker": 1})
     wait_until(lambda: leader_of(cluster, "t-0") == 2, 10, "a new leader")
     assert cluster.wait_stable(10)
     seqs = [r.seq for r in recorder.records]

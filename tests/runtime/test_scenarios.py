@@ -45,7 +45,7 @@ def test_scenario_script_passes(path, zk_hosts, chroot, tmp_path):
 
 def test_a_failed_expectation_names_step_expected_and_found(zk_hosts, chroot, tmp_path):
     script = tmp_path / "wrong.yaml"
-    script.write_text("cluster: {brokers: [0, 1]}\nsteps:\n  - op: crash_broker\n    broker: 0\n"
+    script.write_text("cluster: {brokers: [0, 1]}\nsteps:\n  - op: stop_broker\n    broker: 0\n"
                       "  - op: expect\n    within_ms: 300\n    controller: 0\n")
     result, _ = run(script, zk_hosts, chroot, tmp_path)
     assert not result.ok

@@ -63,7 +63,7 @@ def test_a_sandbox_in_each_worker_answers_from_either_and_the_cap_counts_both(pa
         try:
             joined = page.ask("join", {"sandbox": on_a["id"], "token": on_a["token"]})
             assert joined["ok"] and joined["sandbox"]["id"] == on_a["id"], joined
-            status, body, _ = b.call("POST", f"/api/sandboxes/{on_a['id']}/faults", {"op": "crash_broker", "broker": 1},
+            status, body, _ = b.call("POST", f"/api/sandboxes/{on_a['id']}/faults", {"op": "stop_broker", "broker": 1},
                                      headers=_h(on_a))
             assert status == 200, body
             wait_until(lambda: body["seq"] in page.seqs(on_a["id"]), 20, "the fault's record on B's page")
@@ -104,7 +104,7 @@ def test_a_class_on_one_worker_is_followed_from_the_other_through_a_reload(pair)
         for n in range(40):
             if stop.is_set():
                 return
-            op = "crash_broker" if n % 2 == 0 else "start_broker"
+            op = "stop_broker" if n % 2 == 0 else "start_broker"
             a.call("POST", f"/api/classes/{room['id']}/faults", {"op": op, "broker": 1}, headers=ih)
 
     streaming = threading.Thread(target=demo)

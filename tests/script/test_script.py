@@ -88,7 +88,7 @@ def test_unknown_op_suggests_the_closest():
 
 def test_unknown_op_without_a_close_match_lists_the_ops():
     line, message = only_problem(steps("- op: reboot"))
-    assert line == 6 and message.startswith("step 1: unknown op 'reboot'; the ops are: crash_broker, start_broker")
+    assert line == 6 and message.startswith("step 1: unknown op 'reboot'; the ops are: crash_broker, stop_broker, start_broker")
 
 
 def test_missing_required_field():

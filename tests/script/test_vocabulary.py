@@ -54,7 +54,7 @@ def test_lessons_extend_the_vocabulary_with_their_own_steps():
 # -- the JSON Schema agrees with the table ------------------------------------------------------
 
 SAMPLES = {  # a valid step of every op, checked by both the table and the schema
-    "crash_broker": {"broker": 1}, "start_broker": {"broker": 1}, "shutdown_broker": {"broker": 1},
+    "crash_broker": {"broker": 1}, "stop_broker": {"broker": 1}, "start_broker": {"broker": 1}, "shutdown_broker": {"broker": 1},
     "expire_session": {"broker": 1}, "pause_broker": {"broker": 1, "during": "BrokerChange"},
     "resume_broker": {"broker": 1}, "delete_controller_znode": {},
     "create_topic": {"topic": "n", "assignment": {0: [0, 1]}, "config": {"min.insync.replicas": 2}},

@@ -68,7 +68,7 @@ def leader_outside_isr(records: list[dict]) -> list[dict]:
 def leader_left_behind(records: list[dict]) -> list[dict]:
     """The new controller never takes t-0 away from its dead leader: the records of it doing so
     (ISR change, offline partition, the state znode's leader -1) are gone."""
-    crash = _first(records, lambda r: r["kind"] == "fault" and r.get("op") == "crash_broker")["seq"]
+    crash = _first(records, lambda r: r["kind"] == "fault" and r.get("op") == "stop_broker")["seq"]  # the leader goes
     election = _first(records, lambda r: r["kind"] == "election" and r.get("to_state") == "elected"
                       and r["seq"] > crash)["seq"]
 

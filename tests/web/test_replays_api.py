@@ -285,7 +285,7 @@ def test_a_live_sandbox_s_log_lists_fine_while_it_is_written(client, replay_dir)
     headers = {"X-Sandbox-Token": sandbox["token"]}
     try:
         seen = []
-        for op in ({"op": "crash_broker", "broker": 1}, {"op": "start_broker", "broker": 1}):
+        for op in ({"op": "stop_broker", "broker": 1}, {"op": "start_broker", "broker": 1}):
             assert client.post(f"/api/sandboxes/{sandbox['id']}/faults", headers=headers, json=op).status_code == 200
             for _ in range(5):
                 entry = listing(client)[name]

@@ -33,7 +33,7 @@ def test_join_snapshot_then_every_record_after_it(app, sandbox):
     assert joined["ok"] and joined["snapshot"]["view"]["controller"]["id"] == 0
     view, seen = joined["snapshot"]["view"], []
 
-    ack = client.emit("fault", {"sandbox": sandbox["id"], "token": sandbox["token"], "op": "crash_broker",
+    ack = client.emit("fault", {"sandbox": sandbox["id"], "token": sandbox["token"], "op": "stop_broker",
                                 "broker": 0}, callback=True)
     assert ack["ok"], ack
 
@@ -43,7 +43,7 @@ def test_join_snapshot_then_every_record_after_it(app, sandbox):
         return folded if folded["controller"] and folded["controller"]["epoch"] == 2 else None
 
     folded = wait_until(new_controller, 15, "the page to see a new controller with epoch 2")
-    assert folded["controller"]["id"] in (1, 2) and folded["brokers"]["0"]["state"] == "crashed"
+    assert folded["controller"]["id"] in (1, 2) and folded["brokers"]["0"]["state"] == "stopped"
     seqs = sorted({r["seq"] for r in seen})
     assert seqs == list(range(view["seq"] + 1, seqs[-1] + 1)), "a record was lost between snapshot and batches"
     # What the page folded equals what the server folded, record for record.

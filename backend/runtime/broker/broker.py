@@ -8,8 +8,14 @@ The broker's life is what the faults act on:
 
 * ``start`` — connect to ZooKeeper (through the broker's own pausable cable), create the
   top-level paths, register ``/brokers/ids/<id>`` (ephemeral; broker epoch = its czxid), start
-  the controller module, which immediately competes for ``/controller``.
-* ``crash`` — the session is closed and everything stops: the ephemeral znode vanishes at once.
+  the controller module, which immediately competes for ``/controller``. While a crashed
+  process's session still holds ``/brokers/ids/<id>`` the registration fails and the broker does
+  not start (``NodeExistsException``, as Kafka's ``KafkaServer`` exits).
+* ``crash`` — ``kill -9``: everything stops and nothing is said to ZooKeeper, so the session (with
+  ``/brokers/ids/<id>``, and ``/controller`` if it held it) lives on until ZooKeeper expires it
+  after ``zookeeper.session.timeout.ms``.
+* ``exit`` — the process exits cleanly (no controlled shutdown): it closes its session, so its
+  ephemeral znodes vanish at once.
 * ``shutdown`` — controlled shutdown (§8): ask the controller to move leaders first, then stop.
 * ``expire_session`` — ZooKeeper expires the session (the broker learns it on reconnect).
 * ``pause``/``resume`` — the process freezes: no heart-beats, no work. After the session timeout
@@ -28,6 +34,7 @@ from backend.core.broker.replica_manager import (
 )
 from backend.core.config import KafkaConfig
 from backend.core.controller import events as ev
+from backend.core.errors import NodeExistsException
 from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.core.subjects import broker_subject
@@ -65,6 +72,8 @@ class SimulatedBroker:
                               topic_setting=services.topic_setting, peers=services.peers)
         self._session_lost = False
         self._disconnected = False  # a zk_disconnected record was emitted; its zk_reconnected is due
+        self.abandoned_session: str | None = None
+        """The session a crash left behind, until a new process registers: ZooKeeper expires it."""
         self.control_plane_listener: str | None = None
 
     @property
@@ -76,12 +85,18 @@ class SimulatedBroker:
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> None:
+        """Start the process, in Kafka's order: request handling first, then the registration
+        (the controller may send requests the moment it sees it), then the controller module.
+        Raises :class:`NodeExistsException`, the process stopped again, when the registration is
+        still held by a crashed process's session."""
+        previous = self.status
         self.state = BrokerState(self.id)
         self.network = BrokerNetwork(self.services.zk_hosts)
         self.session = ZkSession(self.network.hosts + self.services.chroot, self.config["zookeeper.session.timeout.ms"],
                                  self._on_session_state)
         self.kafka_zk = self.session.start(multi_read=self.services.multi_read())
         self.kafka_zk.create_top_level_paths()
+        self.controller = None
         self.status = "running"
         self.gate.set()
         # KIP-291 (Kafka 2.2): with control.plane.listener.name set, the broker has a listener, a
@@ -89,9 +104,14 @@ class SimulatedBroker:
         self.control_plane_listener = self.config["control.plane.listener.name"]
         self.requests.start(control_plane=bool(self.control_plane_listener))
         self.data.start()
-        self._emit("started", f"Broker {self.id} started and connected to ZooKeeper "
-                              f"(session timeout {self.config['zookeeper.session.timeout.ms']} ms).")
-        self.register()
+        try:
+            self.register()
+        except NodeExistsException as exc:
+            self._fail_start(exc, previous)
+            raise
+        timeout = self.config["zookeeper.session.timeout.ms"]
+        self._emit("started", f"Broker {self.id} started and connected to ZooKeeper (session timeout {timeout} ms).",
+                   detail={"session_timeout_ms": timeout})
         self.controller = KafkaController(
             self.id, config=lambda: self.config, zk=self.kafka_zk, emit=self.services.emit,
             event_ids=self.services.event_ids, correlation_ids=self.services.correlation_ids,
@@ -100,25 +120,73 @@ class SimulatedBroker:
             register_broker=self.register)
         self.controller.startup()
 
+    def _fail_start(self, exc: NodeExistsException, previous: str) -> None:
+        """Kafka 2.8's ``KafkaServer.startup`` registers before it starts the controller; when
+        ``checkedEphemeralCreate`` throws, it logs "Fatal error during KafkaServer startup" and
+        shuts down, closing its own (new) session. The old session's countdown goes on."""
+        self.status = previous
+        self._stop_everything()
+        self._emit("start_failed", (
+            f"Broker {self.id} could not start: /brokers/ids/{self.id} still belongs to the session of its crashed "
+            f"process, which ZooKeeper has not expired yet. Kafka's broker exits here (NodeExistsException); start "
+            f"it again once the session has expired."), outcome="error",
+            detail={"error": "NodeExistsException", "message": str(exc), "session_id": self.abandoned_session})
+
     def register(self) -> None:
         """Create ``/brokers/ids/<id>`` again after a new session; the broker epoch changes."""
         czxid = self.kafka_zk.register_broker(self.id, port=9092 + self.id)
         with self.lock:
             self.state = replace(self.state, broker_epoch=czxid)
+        self.abandoned_session = None
         self._emit("registered", f"Broker {self.id} registered /brokers/ids/{self.id} (ephemeral): its broker "
                                  f"epoch is the znode's czxid {czxid}.",
                    detail={"broker_epoch": czxid, "session_id": self.session_id})
 
     @property
     def session_id(self) -> str | None:
+        """The session ZooKeeper holds for this broker: after a crash, the one left to expire."""
+        if self.abandoned_session is not None:
+            return self.abandoned_session
         return None if self.session is None else self.session.session_id
 
     def crash(self) -> None:
-        """Like ``kill -9`` whose TCP connection the OS then closes: the session ends at once."""
+        """``kill -9``: every thread stops, and no closeSession reaches ZooKeeper — the cable is
+        cut before kazoo stops. ZooKeeper treats the dropped connection as it would a lost one
+        (the client may reconnect within the timeout), so the session and its ephemeral znodes
+        live on until it expires, ``zookeeper.session.timeout.ms`` after ZooKeeper last heard
+        from the process. Who notices when: ``Cluster.crash_broker``."""
+        timeout = self.config["zookeeper.session.timeout.ms"]
+        was_paused = self.status == "paused"
+        self.abandoned_session = self.session_id
         self.status = "crashed"
-        self._emit("crashed", f"Broker {self.id} crashed: its ZooKeeper session is closed, so "
-                              f"/brokers/ids/{self.id} disappears now.")
+        since = "since it froze, and" if was_paused else "from now:"
+        self._emit("crashed", (
+            f"Broker {self.id} crashed (kill -9): it said nothing to ZooKeeper, so its session and /brokers/ids/{self.id} "
+            f"live on until ZooKeeper gives up on it, {timeout} ms of silence {since} until then nobody can tell it "
+            f"is dead."), detail={"session_id": self.abandoned_session, "session_timeout_ms": timeout,
+                                   "session_expires_ms": None if was_paused else int(time.time() * 1000) + timeout})
+        self._stop_everything(close_session=False)
+
+    def exit(self) -> None:
+        """The process exits cleanly but without controlled shutdown (SIGTERM with
+        ``controlled.shutdown.enable=false``, say): it closes its session, so ZooKeeper deletes its
+        ephemeral znodes at once and the controller hears of it at once."""
+        self.status = "stopped"
+        self._emit("stopped", f"Broker {self.id} exited cleanly: it closed its ZooKeeper session, so "
+                              f"/brokers/ids/{self.id} disappears now. Its leaders were not moved first (no "
+                              f"controlled shutdown).")
         self._stop_everything()
+
+    def session_expiry_seen(self, session: str) -> None:
+        """The crashed process's registration is gone: ZooKeeper expired its session. Called by
+        whoever watched the znode (``Cluster.crash_broker``), which is all anyone can see of it."""
+        if self.status != "crashed" or self.abandoned_session != session:
+            return
+        self._emit("session_expired", (
+            f"ZooKeeper expired crashed broker {self.id}'s session after {self.config['zookeeper.session.timeout.ms']} "
+            f"ms of silence and deleted /brokers/ids/{self.id}. (The lab saw it through its own watch on that znode; "
+            f"the controller learns it from its watch on /brokers/ids.)"),
+            detail={"session_id": session, "observed_by": f"watch on /brokers/ids/{self.id}"})
 
     def stop(self) -> None:
         self.status = "stopped"
@@ -129,10 +197,14 @@ class SimulatedBroker:
         if self.controller is not None:
             self.controller.shutdown()
 
-    def _stop_everything(self) -> None:
-        """The process ends: its session is closed (the one place a death leaves ZooKeeper)."""
+    def _stop_everything(self, close_session: bool = True) -> None:
+        """The process ends. With ``close_session`` its session is closed (the one place a clean
+        exit tells ZooKeeper); without, the cable is cut first, so kazoo's closeSession goes
+        nowhere and the session is left to expire."""
         self.pause_point.disarm()
         self.gate.set()  # let frozen threads run into their exits
+        if not close_session and self.network is not None:
+            self.network.close()
         if self.session is not None:
             self.session.close()
         self.data.stop()

@@ -9,7 +9,10 @@
  */
 import d3 from '/vendor/d3.mjs';
 import {BROKER_STATES, brokerIds} from '../actions.js';
+import {anyCountdown, sessionCountdown} from '../session-countdown.js';
 import {epochColour} from './util.js';
+
+const COUNTDOWN_TICK_MS = 200;
 
 const W = 500;
 const H = 300;
@@ -31,13 +34,18 @@ export function createClusterView(container, {onBrokerClick}) {
   const lanes = new Map(); // request key -> its lane beside the line (see assignLanes)
   let positions = new Map();
   let wake = null;
+  let tick = null;
 
   function render(view, ctx) {
     const ids = brokerIds(view, ctx.cluster);
+    const clock = ctx.mode === 'live' ? Date.now() : null; // for a crashed broker's countdown
+    if (clock !== null && anyCountdown(view) && tick === null) { // a crashed broker's session counts down
+      tick = setTimeout(() => { tick = null; ctx.invalidate(); }, COUNTDOWN_TICK_MS);
+    }
     positions = layout(ids);
     zkEpoch.text(view.controller_epoch === null ? '/controller_epoch: none' : `/controller_epoch = ${view.controller_epoch}`);
     renderSessions(view, ids);
-    renderBrokers(view, ids, ctx);
+    renderBrokers(view, ids, ctx, clock);
     renderCrown(view, ctx);
     renderRequests(view, ctx);
   }
@@ -49,7 +57,7 @@ export function createClusterView(container, {onBrokerClick}) {
       .attr('class', (id) => (view.brokers[id]?.registered ? 'session registered' : 'session'));
   }
 
-  function renderBrokers(view, ids, ctx) {
+  function renderBrokers(view, ids, ctx, clock) {
     const controllerId = view.controller?.id;
     layer.selectAll('button.broker').data(ids, (id) => id).join(
       (enter) => {
@@ -72,13 +80,13 @@ export function createClusterView(container, {onBrokerClick}) {
       .attr('data-state', (id) => view.brokers[id]?.state ?? 'stopped')
       .classed('is-controller', (id) => id === controllerId)
       .style('--epoch-colour', (id) => (id === controllerId ? epochColour(view.controller.epoch) : null))
-      .attr('aria-label', (id) => brokerLabel(view, id))
+      .attr('aria-label', (id) => brokerLabel(view, id, clock))
       .attr('aria-haspopup', 'menu')
       .call((b) => {
         b.select('.broker-name').text((id) => `Broker ${id}`);
         b.select('.icon').text((id) => BROKER_STATES[view.brokers[id]?.state ?? 'stopped']?.icon ?? '?');
         b.select('.label').text((id) => (BROKER_STATES[view.brokers[id]?.state ?? 'stopped']?.label ?? '?'));
-        b.select('.broker-meta').text((id) => brokerMeta(view, id));
+        b.select('.broker-meta').text((id) => brokerMeta(view, id, clock));
       });
   }
 
@@ -223,22 +231,25 @@ function move(selection, ctx, ms = 500) {
   return ctx.animate ? selection.transition().duration(ms) : selection;
 }
 
-function brokerMeta(view, id) {
+/** `clock`: the wall clock while the page is live, else null (session-countdown.js). */
+function brokerMeta(view, id, clock) {
   const b = view.brokers[id];
+  const countdown = sessionCountdown(b?.session_expiry, clock);
   const leads = Object.values(view.partitions).filter((p) => p.leader === id).length;
   const parts = [`leads ${leads}`];
   if (b?.broker_epoch !== null && b?.broker_epoch !== undefined) parts.push(`broker epoch ${b.broker_epoch}`);
   if (b?.pause_armed) parts.push(`pauses in ${b.pause_armed}`);
   if (b && !b.registered && b.state === 'alive') parts.push('not registered');
+  if (countdown) parts.push(countdown.text);
   return parts.join(' · ');
 }
 
-function brokerLabel(view, id) {
+function brokerLabel(view, id, clock) {
   const b = view.brokers[id];
   const state = BROKER_STATES[b?.state ?? 'stopped']?.label ?? 'unknown';
   const c = view.controller;
   const role = c && c.id === id ? `, ${c.resigned ? 'resigned ' : ''}controller with epoch ${c.epoch}` : '';
-  return `Broker ${id}: ${state}${role}. ${brokerMeta(view, id)}. Open actions.`;
+  return `Broker ${id}: ${state}${role}. ${brokerMeta(view, id, clock)}. Open actions.`;
 }
 
 function outcomeText(outcome) {

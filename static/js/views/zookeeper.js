@@ -1,15 +1,18 @@
 /**
  * ZooKeeper's znode tree as the observer saw it: each znode with its data and version;
- * ephemeral znodes with the session (and broker) that owns them. A change flashes; a write
- * ZooKeeper refused (a fenced controller's) flashes red and stays marked.
+ * ephemeral znodes with the session (and broker) that owns them — and, when that broker crashed,
+ * the countdown to the session's expiry (session-countdown.js), with the session timeout in use.
+ * A change flashes; a write ZooKeeper refused (a fenced controller's) flashes red and stays marked.
  * One list item per znode, joined by path, so a change updates the item in place.
  */
 import d3 from '/vendor/d3.mjs';
+import {ownerCountdown, sessionTimeoutText} from '../session-countdown.js';
 import {compactJson, flash, prettyJson} from './util.js';
 
 const INLINE_CHARS = 60;
 
 export function createZookeeperView(container) {
+  const timeoutNote = d3.select(container).append('p').attr('class', 'session-timeout-note');
   const ghostList = d3.select(container).append('ul').attr('class', 'znode-ghosts').attr('aria-live', 'polite');
   const list = d3.select(container).append('ul').attr('class', 'znode-tree');
   const expanded = new Set(['/controller', '/controller_epoch']);
@@ -18,6 +21,8 @@ export function createZookeeperView(container) {
   let paths = [];
 
   function render(view, ctx) {
+    const clock = ctx.mode === 'live' ? Date.now() : null; // the cluster view keeps redrawing while one counts down
+    timeoutNote.text(sessionTimeoutText(view));
     renderGhosts(view, ctx);
     const now = Object.keys(view.znodes);
     if (now.join('\n') !== keys) { // sort only when znodes come or go
@@ -51,7 +56,7 @@ export function createZookeeperView(container) {
       .attr('title', (p) => p)
       .each(function update(p) {
         const z = view.znodes[p];
-        const owner = z.ephemeral_owner ? ephemeralText(z, owners) : '';
+        const owner = z.ephemeral_owner ? ephemeralText(z, owners, ownerCountdown(view, z.ephemeral_owner, clock)) : '';
         const key = `${z.changed_seq}|${z.refused_seq}|${expanded.has(p)}|${owner}`;
         if (this.__key === key) return; // nothing new for this znode
         this.__key = key;
@@ -114,7 +119,8 @@ function sessionOwners(view) {
   return owners;
 }
 
-function ephemeralText(z, owners) {
+function ephemeralText(z, owners, dying) {
   const broker = z.owner_broker ?? owners.get(z.ephemeral_owner);
-  return `ephemeral · session ${z.ephemeral_owner}${broker === undefined || broker === null ? '' : ` · broker ${broker}`}`;
+  const text = `ephemeral · session ${z.ephemeral_owner}${broker === undefined || broker === null ? '' : ` · broker ${broker}`}`;
+  return dying ? `${text} · owner crashed: ${dying.text}` : text;
 }
