@@ -22,14 +22,15 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from backend.stats import derive, violations
 from backend.stats.events import attribute_faults
 from backend.stats.load import HEADER_COLUMNS, kept_lines, malformed_of, parse_lines, read_files, records_of
-from backend.stats.output import write_parquet
-from backend.stats.table import HEADER_FIELDS, MANIFEST_SCHEMA, Manifest, Table
+from backend.stats.output import write_arrow, write_parquet
+from backend.stats.table import HEADER_FIELDS, Manifest, Table
 
 MAX_BATCHES = 8
 """More batches than this (each dashboard run with new logs adds one) are merged."""
@@ -141,12 +142,12 @@ def compact(spark: SparkSession, table: Table, manifest: Manifest, written: dict
     batch = manifest.next_batch
     manifest.next_batch += 1
     batches = sorted(merge)
-    named_sks = (spark.read.schema(MANIFEST_SCHEMA).json(str(table.manifest_path))
-                 .where(F.col("batch").isin(batches)).select("sk"))
-    lines = table.batch_lines(spark, batches).join(F.broadcast(named_sks), "sk", "left_semi")
+    named = pa.table({"sk": pa.array([e["sk"] for e in manifest.files.values() if e.get("batch") in merge],
+                                     pa.int64())})
+    lines = table.batch_lines(spark, batches).join(F.broadcast(spark.createDataFrame(named)), "sk", "left_semi")
     _write_lines(lines.withColumn("batch", F.lit(batch)), table)
     for name in derive.schemas(spark):
-        write_parquet(table.read_events(spark, name, batches, named_sks), table.event_batch(name, batch))
+        write_arrow(table.read_events(spark, name, batches, named["sk"].combine_chunks()), table.event_batch(name, batch))
     for entry in manifest.files.values():
         if entry.get("batch") in merge:
             entry["batch"] = batch

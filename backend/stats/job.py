@@ -32,7 +32,6 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -40,9 +39,6 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make `backend` i
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from backend.stats.session import DEFAULT_MASTER, configured_master, spark_session  # noqa: E402
-
-
-PARALLEL_DATASETS = 3
 
 
 class JobError(Exception):
@@ -93,6 +89,8 @@ def default_table(out: str | Path) -> Path:
 
 def _compute(spark, replays: str, table, output, listing: dict, progress, stream, timings: dict,
              started: float) -> dict:
+    import pyarrow.compute as pc
+
     from backend.stats.ingest import ingest
     from backend.stats.metrics import DATASETS, Metrics
     from backend.stats.progress import Progress
@@ -106,25 +104,16 @@ def _compute(spark, replays: str, table, output, listing: dict, progress, stream
             timings["ingest"] = time.monotonic() - t
         with prog.phase("load"):
             t = time.monotonic()
-            sessions = table.sessions(spark).cache()
-            metrics = Metrics(table.event_tables(spark, manifest, sessions), sessions.where("header_ok"))
-            metrics.prepare()
+            sessions = table.sessions(manifest)
+            metrics = Metrics(table.event_tables(spark, manifest, sessions),
+                              sessions.filter(pc.field("header_ok")))
             timings["load"] = time.monotonic() - t
-
-        def write(name: str) -> None:
+        for name in DATASETS:
             with prog.phase(name):
-                t0 = time.monotonic()
+                t = time.monotonic()
                 rows[name] = output.write(name, metrics.build(name))
-                timings[name] = time.monotonic() - t0
-
-        # Several datasets at once: each is a few short stages, and while one waits on the
-        # driver (planning, commit) another's tasks use the cores.
-        with ThreadPoolExecutor(PARALLEL_DATASETS, thread_name_prefix="kclab-stats") as pool:
-            for future in [pool.submit(write, name) for name in DATASETS]:
-                future.result()
+                timings[name] = time.monotonic() - t
         with prog.phase("summary"):
-            metrics.release()
-            sessions.unpersist()
             timings["total"] = time.monotonic() - started
             summary = build_summary(output.staging, replays, listing, manifest.counts(), rows, timings, spark)
             summary["ingest"] = {**ingested, "table": str(table.root)}

@@ -43,11 +43,10 @@ class Output:
         self.staging = self.final.parent / f".{self.final.name}.staging-{self.run_id}"
         self.staging.mkdir()
 
-    def write(self, name: str, df: "DataFrame") -> int:
-        """Write one dataset and return its row count. Datasets are small (aggregates, or one row
-        per event), so one Spark job brings the rows to the driver as Arrow, and the driver writes
-        both files: a Spark write would be a second job, with its commit protocol, per dataset."""
-        table = write_parquet(df, self.staging / name)
+    def write(self, name: str, table: "pyarrow.Table") -> int:
+        """Write one dataset (computed in the driver, ``backend.stats.metrics``) as Parquet and
+        JSON lines, and return its row count."""
+        write_arrow(table, self.staging / name)
         directory = self.staging / "json" / name
         directory.mkdir(parents=True, exist_ok=True)
         with open(directory / "part-00000.json", "w", encoding="utf-8") as f:
@@ -88,9 +87,13 @@ class Output:
 def write_parquet(df: "DataFrame", directory: Path) -> "pyarrow.Table":
     """Collect a small frame as Arrow (one Spark job) and write it from the driver as one
     Parquet file in ``directory`` (created): no Spark write job and commit protocol."""
+    return write_arrow(df.toArrow(), directory)
+
+
+def write_arrow(table: "pyarrow.Table", directory: Path) -> "pyarrow.Table":
+    """Write ``table`` as one Parquet file in ``directory`` (created)."""
     import pyarrow.parquet as pq
 
-    table = df.toArrow()
     directory.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, directory / "part-00000.parquet")
     return table

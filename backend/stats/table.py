@@ -35,9 +35,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from backend.stats import cluster_metrics, derive, events, lesson_metrics, load, sandbox_metrics, violations
 from backend.stats.load import HEADER_COLUMNS, KEPT_SCHEMA, PARSE_SCHEMA
@@ -62,7 +66,9 @@ MANIFEST_SCHEMA = T.StructType([
     T.StructField("header_ok", T.BooleanType()), T.StructField("counted", T.BooleanType()),
     *[T.StructField(c, T.LongType() if c == "started_ms" else T.StringType()) for c in HEADER_COLUMNS],
     T.StructField("date", T.StringType())])
-"""The manifest's file lines as Spark reads them (the job's sessions table)."""
+"""The manifest's file lines as Spark reads them."""
+MANIFEST_ARROW = to_arrow_schema(MANIFEST_SCHEMA)
+"""The same, as the driver reads them (the job's sessions table)."""
 
 
 class TableError(Exception):
@@ -158,25 +164,25 @@ class Table:
             yield
 
     # -- reading -----------------------------------------------------------------------------
-    def sessions(self, spark: SparkSession) -> DataFrame:
-        """The counted logs, one row each (the manifest read by Spark)."""
-        return (spark.read.schema(MANIFEST_SCHEMA).json(str(self.manifest_path))
-                .where(F.col("name").isNotNull() & F.col("counted")))
+    def sessions(self, manifest: Manifest) -> pa.Table:
+        """The counted logs, one row each (``MANIFEST_SCHEMA``), from the manifest in memory."""
+        counted = [e for e in manifest.files.values() if e["counted"] and e.get("file") is not None]
+        return pa.Table.from_pylist(counted, schema=MANIFEST_ARROW)
 
     def batch_lines(self, spark: SparkSession, batches: list[int]) -> DataFrame:
         """The kept lines of some batches, every log of them (``load.KEPT_SCHEMA`` less ``batch``)."""
         return (spark.read.schema(KEPT_SCHEMA).parquet(str(self.lines))
                 .where(F.col("batch").isin(batches)).drop("batch"))
 
-    def read_events(self, spark: SparkSession, name: str, batches: list[int], sks: DataFrame) -> DataFrame:
-        """One event table: its rows in ``batches`` of the logs whose key is in ``sks`` (sk)."""
-        schema = derive.schemas(spark)[name]
-        if not batches:
-            return spark.createDataFrame([], schema)
-        rows = spark.read.schema(schema).parquet(*[str(self.event_batch(name, b)) for b in batches])
-        return rows.join(F.broadcast(sks), "sk", "left_semi")
+    def read_events(self, spark: SparkSession, name: str, batches: list[int], sks: pa.Array) -> pa.Table:
+        """One event table, read by the driver with Arrow (a few hundred thousand rows for a
+        semester: no Spark job): its rows in ``batches`` of the logs whose key is in ``sks``."""
+        parts = [pq.read_table(path) for b in batches if (path := self.event_batch(name, b)).is_dir()]
+        # Planning the transforms on no rows gives the schema of a table no batch holds (slow: only then).
+        rows = pa.concat_tables(parts) if parts else to_arrow_schema(derive.schemas(spark)[name]).empty_table()
+        return rows.filter(pc.is_in(rows["sk"], value_set=sks))
 
-    def event_tables(self, spark: SparkSession, manifest: Manifest, sessions: DataFrame) -> dict[str, DataFrame]:
+    def event_tables(self, spark: SparkSession, manifest: Manifest, sessions: pa.Table) -> dict[str, pa.Table]:
         """Every event table of the counted logs (``sessions``: ``Table.sessions``)."""
-        sks = sessions.select("sk")
-        return {name: self.read_events(spark, name, manifest.live(), sks) for name in derive.schemas(spark)}
+        sks = sessions["sk"].combine_chunks()
+        return {name: self.read_events(spark, name, manifest.live(), sks) for name in derive.NAMES}
