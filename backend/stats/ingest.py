@@ -29,14 +29,11 @@ from pyspark.sql import functions as F
 from backend.stats import derive, violations
 from backend.stats.events import attribute_faults
 from backend.stats.load import HEADER_COLUMNS, kept_lines, malformed_of, parse_lines, read_files, records_of
-from backend.stats.output import write_arrow, write_parquet
+from backend.stats.output import collect_together, write_arrow, write_parquet
 from backend.stats.table import HEADER_FIELDS, Manifest, Table
 
 MAX_BATCHES = 8
 """More batches than this (each dashboard run with new logs adds one) are merged."""
-WRITERS = 3
-"""Event tables written at once: each is a short job, and while one waits on the driver another's
-tasks use the cores."""
 
 
 def ingest(spark: SparkSession, replays: str | Path, table: Table) -> tuple[Manifest, dict]:
@@ -89,13 +86,13 @@ def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch
         set_aside = _set_aside(lines, entries)
         sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
         tables = {**derive.derive(records), "malformed": malformed_of(lines)}
-        with ThreadPoolExecutor(WRITERS, thread_name_prefix="kclab-ingest") as pool:
-            futures = [pool.submit(write_parquet, df, table.event_batch(name, batch)) for name, df in tables.items()]
+        with ThreadPoolExecutor(1, thread_name_prefix="kclab-ingest") as pool:
+            derived = pool.submit(collect_together, tables)
             # The fold runs in Python on the executors meanwhile.
             broken = violations.violations_of(read_files(spark, paths), batch, sessions)
             write_parquet(broken, table.event_batch("violations", batch))
-            for future in futures:
-                future.result()
+            for name, rows in derived.result().items():
+                write_arrow(rows, table.event_batch(name, batch))
     finally:
         records.unpersist()
         lines.unpersist()

@@ -179,7 +179,7 @@ class Table:
         semester: no Spark job): its rows in ``batches`` of the logs whose key is in ``sks``."""
         parts = [pq.read_table(path) for b in batches if (path := self.event_batch(name, b)).is_dir()]
         # Planning the transforms on no rows gives the schema of a table no batch holds (slow: only then).
-        rows = pa.concat_tables(parts) if parts else to_arrow_schema(derive.schemas(spark)[name]).empty_table()
+        rows = pa.concat_tables(parts, promote_options="permissive") if parts else to_arrow_schema(derive.schemas(spark)[name]).empty_table()
         return rows.filter(pc.is_in(rows["sk"], value_set=sks))
 
     def event_tables(self, spark: SparkSession, manifest: Manifest, sessions: pa.Table) -> dict[str, pa.Table]:
