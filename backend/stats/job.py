@@ -52,13 +52,11 @@ def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None
     the ingested table's directory (``backend.stats.ingest``; default ``<out>-table``)."""
     from backend.stats.table import Table, TableError
     from backend.stats.output import Output
-    from backend.stats.summary import list_input
 
     started = time.monotonic()
     replays = str(replays).removeprefix("file:")
     if not Path(replays).is_dir():
         raise JobError(f"{replays} is not a directory of replay logs")
-    listing = list_input(replays)
     try:
         output = Output(out)
         table = Table(table or default_table(out))
@@ -70,7 +68,7 @@ def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None
         spark = spark or spark_session(master, driver_memory=driver_memory)
         timings["spark_session"] = time.monotonic() - t
         with table.locked():
-            summary = _compute(spark, replays, table, output, listing, progress, stream, timings, started)
+            summary = _compute(spark, replays, table, output, progress, stream, timings, started)
         output.commit()
         return summary
     except TableError as error:
@@ -87,7 +85,7 @@ def default_table(out: str | Path) -> Path:
     return out.with_name(out.name + "-table")
 
 
-def _compute(spark, replays: str, table, output, listing: dict, progress, stream, timings: dict,
+def _compute(spark, replays: str, table, output, progress, stream, timings: dict,
              started: float) -> dict:
     import pyarrow.compute as pc
 
@@ -104,9 +102,7 @@ def _compute(spark, replays: str, table, output, listing: dict, progress, stream
             timings["ingest"] = time.monotonic() - t
         with prog.phase("load"):
             t = time.monotonic()
-            sessions = table.sessions(manifest)
-            metrics = Metrics(table.event_tables(spark, manifest, sessions),
-                              sessions.filter(pc.field("header_ok")))
+            metrics = Metrics(table.event_tables(spark, manifest), manifest.sessions().filter(pc.field("header_ok")))
             timings["load"] = time.monotonic() - t
         for name in DATASETS:
             with prog.phase(name):
@@ -115,6 +111,7 @@ def _compute(spark, replays: str, table, output, listing: dict, progress, stream
                 timings[name] = time.monotonic() - t
         with prog.phase("summary"):
             timings["total"] = time.monotonic() - started
+            listing = ingested.pop("listing")
             summary = build_summary(output.staging, replays, listing, manifest.counts(), rows, timings, spark)
             summary["ingest"] = {**ingested, "table": str(table.root)}
             output.write_summary(summary)

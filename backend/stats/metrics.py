@@ -91,7 +91,8 @@ class Metrics:
     def _sessions(self) -> pa.Table:
         """Records of a session = its lines - the header - its malformed lines."""
         bad = self.events["malformed"].group_by("sk").aggregate([("sk", "count")]).rename_columns(["sk", "malformed"])
-        base = self._sessions_input.drop_columns(["lesson_id"]).join(self.dims.select(["sk", "lesson_id"]), "sk",
+        base = self._sessions_input.select(["sk", "session_id", *[d for d in DIMS if d != "lesson_id"], "file",
+                                            "lines"]).join(self.dims.select(["sk", "lesson_id"]), "sk",
                                                                      join_type="inner")
         joined = base.join(bad, "sk", join_type="left outer")
         malformed = pc.fill_null(joined["malformed"], 0)
