@@ -8,10 +8,10 @@ Three ways to run it:
   --out DIR`` from the repository root, with any ``spark-submit`` options (``--master``,
   ``--driver-memory`` …): the master then comes from ``spark-submit``. ``PYSPARK_PYTHON`` makes
   spark-submit start the driver with the venv's interpreter (it would use ``python3``); this
-  file puts the repository root on ``sys.path`` itself. Every dataset but one uses only
-  built-in DataFrame functions; ``violations`` runs the invariant panel's Python checks on the
-  executors when a log is ingested (``backend.stats.violations``), so they need this package and
-  its Python, as the compose file's worker (the app's image) has. They must read ``--replays``
+  file puts the repository root on ``sys.path`` itself. Every event table but one is derived
+  with built-in DataFrame functions; ``violations`` runs the invariant panel's Python checks on
+  the executors when a log is ingested (``backend.stats.violations``), so they need this package
+  and its Python, as the compose file's worker (the app's image) has. They must read ``--replays``
   and write the ingested table (``--table``) at the same paths as the driver (a shared volume);
 - from Python: :func:`run_job` (the web dashboard runs it in a background thread, with a
   progress callback, on the process's one SparkSession).
@@ -19,7 +19,8 @@ Three ways to run it:
 Each log is parsed once (``backend.stats.ingest``): a run first brings the ingested table up to
 date — new and changed logs read, their per-session event tables derived and stored, removed
 logs forgotten — and then aggregates every dataset from the table's event tables
-(``backend.stats.derive``), which are a few percent of the records.
+(``backend.stats.derive``), which are a few percent of the records: in the driver, with Arrow
+(``backend.stats.aggregate``), because 18 small Spark queries cost more than the data.
 
 Damaged input never fails the job: every line set aside is counted with its reason in
 ``summary.json`` (and listed in the ``malformed`` dataset). Exit status: 0 done, 2 the input or
