@@ -1,4 +1,4 @@
-"""Scopes and distributions: how every metric is summed up.
+"""Scopes and distributions: how every metric is summed up, in the driver with Arrow.
 
 An instructor asks the same question at several levels — all sessions, one lesson, one class,
 one student — and the dashboard filters by class, lesson and date. Every aggregated dataset
@@ -17,17 +17,25 @@ cell       date, class_id, lesson_id            the dashboard's filters: additiv
                                                 cells that match a filter are summed in the page
 =========  ==================================  =============================================
 
-Distributions are exact (``percentile``, linear interpolation between the two nearest ranks,
-as numpy's default), because the values are few — one per failover, per offline window, per
-step — and an exact p95 can be checked against a plain-Python count.
+Why Arrow and not Spark: the aggregations read the event tables (``backend.stats.derive``), a
+few hundred thousand rows for a semester. A Spark query over them costs 0.4–1.9 CPU-s of
+planning and scheduling however small its input, and a run has 18 of them; ``pyarrow``'s
+grouping does each in milliseconds in the driver (``docs/performance.md``, issue 16).
+
+The columns and types are those Spark's ``GROUPING SETS`` gave (counts ``int64``, means and
+percentiles ``double``, max and sum the input's type), and distributions are exact: the
+percentile is Spark's ``percentile`` (linear interpolation between the two nearest ranks, as
+numpy's default), because the values are few — one per failover, per offline window, per step —
+and an exact p95 can be checked against a plain-Python count.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
 
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+import pyarrow as pa
+import pyarrow.compute as pc
 
 DIMS = ("date", "mode", "class_id", "lesson_id", "student")
 SCOPES: dict[str, tuple[str, ...]] = {
@@ -41,58 +49,121 @@ SCOPES: dict[str, tuple[str, ...]] = {
 ALL_SCOPES = tuple(SCOPES)
 ALL = "(all)"
 """The value of a ``by`` column in a row over all of its values (``total_over_by``)."""
+QUANTILES = {"p50": 0.5, "p95": 0.95}
 
 
-def distribution(value: str, unit: str = "_ms", count_name: str = "count") -> list[Column]:
+@dataclass(frozen=True)
+class Agg:
+    """One output column: ``fn`` over ``value`` (a column name, or a function of the table).
+    ``fn``: ``rows`` (every row), ``count`` (non-null values), ``sum``, ``sum0`` (0, not null,
+    over no values), ``mean``, ``max``, ``p50``, ``p95``."""
+    name: str
+    fn: str
+    value: str | Callable[[pa.Table], pa.Array] | None = None
+
+
+def rows(name: str) -> Agg:
+    return Agg(name, "rows")
+
+
+def distribution(value: str, unit: str = "_ms", count_name: str = "count") -> list[Agg]:
     """count, mean, p50, p95 and max of a column (nulls ignored): ``count``, ``mean_ms``,
     ``p50_ms``, ``p95_ms``, ``max_ms`` for the default unit."""
-    v = F.col(value)
-    return [
-        F.count(v).alias(count_name),
-        F.avg(v).alias(f"mean{unit}"),
-        F.percentile(v, 0.5).alias(f"p50{unit}"),
-        F.percentile(v, 0.95).alias(f"p95{unit}"),
-        F.max(v).alias(f"max{unit}"),
-    ]
+    return [Agg(count_name, "count", value), Agg(f"mean{unit}", "mean", value), Agg(f"p50{unit}", "p50", value),
+            Agg(f"p95{unit}", "p95", value), Agg(f"max{unit}", "max", value)]
 
 
-def count_where(condition: Column, name: str) -> Column:
-    """How many rows meet ``condition`` (0, not null, when none do)."""
-    return F.sum(F.when(condition, 1).otherwise(0)).cast("long").alias(name)
+def count_where(condition: Callable[[pa.Table], pa.Array], name: str) -> Agg:
+    """How many rows meet ``condition`` (0, not null, when none do; a null condition is not met)."""
+    return Agg(name, "sum", lambda t: pc.fill_null(condition(t), False).cast(pa.int64()))
 
 
-def scoped(df: DataFrame, aggregates: Sequence[Column], by: Sequence[str] = (),
-           scopes: Iterable[str] = ALL_SCOPES, total_over_by: bool = False) -> DataFrame:
-    """``df`` aggregated per scope in one pass (GROUPING SETS: one shuffle, not one per scope):
-    columns ``scope``, the dimensions, ``by``, the aggregates. ``df`` must have the dimension
-    columns the chosen scopes group by. With ``total_over_by`` each scope also gets rows over
-    all values of ``by``, marked ``(all)`` (``by`` must then be string columns)."""
-    scopes = list(scopes)
-    sets: list[tuple[str, list[str], bool]] = []
+def scoped(table: pa.Table, aggregates: Sequence[Agg], by: Sequence[str] = (),
+           scopes: Iterable[str] = ALL_SCOPES, total_over_by: bool = False) -> pa.Table:
+    """``table`` aggregated per scope: columns ``scope``, the dimensions not in ``by``, ``by``,
+    the aggregates. ``table`` must have the dimension columns the chosen scopes group by. With
+    ``total_over_by`` each scope also gets rows over all values of ``by``, marked ``(all)``
+    (``by`` must then be string columns)."""
+    work = _inputs(table, aggregates, by)
+    parts = []
     for name in scopes:
-        sets.append((name, list(dict.fromkeys([*SCOPES[name], *by])), False))
+        parts.append(_group(work, name, list(dict.fromkeys([*SCOPES[name], *by])), by, aggregates, False))
         if total_over_by:
-            sets.append((name, [k for k in dict.fromkeys(SCOPES[name]) if k not in by], True))
-    columns = list(dict.fromkeys([c for _, keys, _ in sets for c in keys] + list(by)))
-    if not columns:  # only the overall scope and nothing to group by: a plain aggregation
-        grouped = df.agg(*aggregates).withColumn("_gid", F.lit(0))
-    else:
-        grouped = df.groupingSets([[F.col(c) for c in keys] for _, keys, _ in sets], *columns).agg(
-            *aggregates, F.grouping_id().alias("_gid"))
-    n = len(columns)
-    ids = {sum(1 << (n - 1 - i) for i, c in enumerate(columns) if c not in keys): (name, total)
-           for name, keys, total in sets}
-    scope = F.lit(None).cast("string")
-    total = F.lit(False)
-    for gid, (name, is_total) in ids.items():
-        scope = F.when(F.col("_gid") == gid, F.lit(name)).otherwise(scope)
-        total = F.when(F.col("_gid") == gid, F.lit(is_total)).otherwise(total)
-    dims = [(F.col(d) if d in columns else F.lit(None).cast("string")).alias(d) for d in DIMS if d not in by]
-    by_cols = [F.when(total, F.lit(ALL)).otherwise(F.col(b)).alias(b) if total_over_by else F.col(b) for b in by]
-    agg_names = [c for c in grouped.columns if c not in columns and c != "_gid"]
-    return grouped.select(scope.alias("scope"), *dims, *by_cols, *agg_names)
+            parts.append(_group(work, name, [k for k in dict.fromkeys(SCOPES[name]) if k not in by], by,
+                                aggregates, True))
+    return pa.concat_tables(parts)
 
 
-def ratio(numerator: str, denominator: str) -> Column:
+def _inputs(table: pa.Table, aggregates: Sequence[Agg], by: Sequence[str]) -> pa.Table:
+    """The key columns and one column ``_a<i>`` per aggregate's input, sorted by the first
+    percentile's input (so that each group's list of values is sorted, nulls last)."""
+    keys = [c for c in dict.fromkeys([*DIMS, *by]) if c in table.column_names]
+    columns = {k: table[k] for k in keys}
+    for i, agg in enumerate(aggregates):
+        value = agg.value
+        if value is not None:  # "rows" counts the rows themselves
+            columns[f"_a{i}"] = table[value] if isinstance(value, str) else value(table)
+    work = pa.table(columns)
+    sort = next((f"_a{i}" for i, a in enumerate(aggregates) if a.fn in QUANTILES), None)
+    return work.sort_by([(sort, "ascending", "at_end")]) if sort and work.num_rows else work
+
+
+_HASH = {"rows": ("count_all", None), "count": ("count", pc.CountOptions("only_valid")),
+         "sum": ("sum", None), "sum0": ("sum", None), "mean": ("mean", None), "max": ("max", None)}
+
+
+def _group(work: pa.Table, scope: str, keys: list[str], by: Sequence[str], aggregates: Sequence[Agg],
+           total: bool) -> pa.Table:
+    group_keys = keys or ["_one"]
+    if not keys:
+        work = work.append_column("_one", pa.array([0] * work.num_rows, pa.int8()))
+    specs, quantile_input = [], None
+    for i, agg in enumerate(aggregates):
+        if agg.fn in QUANTILES:
+            quantile_input = f"_a{i}"
+        else:
+            fn, options = _HASH[agg.fn]
+            target = [] if agg.fn == "rows" else f"_a{i}"
+            specs.append((target, fn, options) if options else (target, fn))
+    if quantile_input:
+        specs += [(quantile_input, "list"), (quantile_input, "count", pc.CountOptions("only_valid"))]
+    grouped = work.group_by(group_keys, use_threads=False).aggregate(specs)
+    n = grouped.num_rows
+    out = {"scope": pa.array([scope] * n, pa.string())}
+    for d in DIMS:
+        if d not in by:
+            out[d] = grouped[d] if d in keys else pa.nulls(n, pa.string())
+    for b in by:
+        out[b] = pa.array([ALL] * n, pa.string()) if total else grouped[b]
+    for i, agg in enumerate(aggregates):
+        if agg.fn in QUANTILES:
+            out[agg.name] = _quantile(grouped[f"{quantile_input}_list"], grouped[f"{quantile_input}_count"],
+                                      QUANTILES[agg.fn])
+        else:
+            column = grouped["count_all" if agg.fn == "rows" else f"_a{i}_{_HASH[agg.fn][0]}"]
+            out[agg.name] = pc.fill_null(column, 0) if agg.fn == "sum0" else column
+    return pa.table(out)
+
+
+def _quantile(lists: pa.ChunkedArray, counts: pa.ChunkedArray, q: float) -> pa.Array:
+    """Spark's ``percentile`` of each group's sorted values (nulls last, ``counts`` valid ones):
+    ``(higher - position) * lower + (position - lower) * higher`` at ``position = (n - 1) q``.
+    Every group has a row, so ``start`` and ``start + ceil(position)`` are inside its list."""
+    lists = lists.combine_chunks()
+    values = pc.cast(lists.values, pa.float64())
+    start = pc.cast(lists.offsets.slice(0, len(lists)), pa.int64())
+    n = counts.combine_chunks()
+    position = pc.multiply(pc.cast(pc.max_element_wise(pc.subtract(n, 1), 0), pa.float64()), q)
+    low, high = pc.floor(position), pc.ceil(position)
+    at_low = pc.take(values, pc.add(start, pc.cast(low, pa.int64())))
+    at_high = pc.take(values, pc.add(start, pc.cast(high, pa.int64())))
+    between = pc.add(pc.multiply(pc.subtract(high, position), at_low), pc.multiply(pc.subtract(position, low), at_high))
+    value = pc.if_else(pc.equal(high, low), at_low, between)
+    return pc.if_else(pc.equal(n, 0), pa.scalar(None, pa.float64()), value)
+
+
+def ratio(numerator: pa.Array, denominator: pa.Array) -> pa.Array:
     """numerator / denominator, null when the denominator is 0."""
-    return F.when(F.col(denominator) > 0, F.col(numerator) / F.col(denominator))
+    num = pc.cast(numerator, pa.float64())
+    return pc.if_else(pc.greater(denominator, 0), pc.divide(num, pc.cast(denominator, pa.float64())),
+                      pa.scalar(None, pa.float64()))

@@ -51,6 +51,9 @@ EVENTS: dict[str, Callable[[DataFrame], DataFrame]] = {
     "user_faults": _user_faults,
 }
 
+NAMES = (*EVENTS, "violations", "malformed")
+"""Every event table the ingest stores."""
+
 VIOLATIONS_SCHEMA = T.StructType([T.StructField("sk", T.LongType()), T.StructField("rule", T.StringType()),
                                   T.StructField("violations", T.LongType())])
 MALFORMED_SCHEMA = T.StructType([T.StructField("sk", T.LongType()), T.StructField("file", T.StringType()),

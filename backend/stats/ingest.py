@@ -28,31 +28,28 @@ from pyspark.sql import functions as F
 from backend.stats import derive, violations
 from backend.stats.events import attribute_faults
 from backend.stats.load import HEADER_COLUMNS, kept_lines, malformed_of, parse_lines, read_files, records_of
-from backend.stats.output import write_parquet
-from backend.stats.table import HEADER_FIELDS, MANIFEST_SCHEMA, Manifest, Table
+from backend.stats.output import collect_together, write_arrow, write_parquet
+from backend.stats.manifest import Manifest
+from backend.stats.table import HEADER_FIELDS, Table
 
 MAX_BATCHES = 8
 """More batches than this (each dashboard run with new logs adds one) are merged."""
-WRITERS = 3
-"""Event tables written at once: each is a short job, and while one waits on the driver another's
-tasks use the cores."""
 
 
 def ingest(spark: SparkSession, replays: str | Path, table: Table) -> tuple[Manifest, dict]:
     """Bring the table up to date with the directory: read new and changed logs, forget removed
     ones, choose the copy that counts of a session on disk twice, compact. Returns the manifest
-    and what was done (``read_files``, ``read_bytes``, ``removed``, ``compacted``)."""
+    and what was done (``read_files``, ``read_bytes``, ``removed``, ``compacted``), with the
+    ``listing`` of the directory (files, bytes: listed once per run)."""
     listing = _list_logs(Path(replays))
     manifest = table.load()
-    written = table.written() if manifest.files else {}
-    if not manifest.files:
+    if not len(manifest):
         shutil.rmtree(table.lines, ignore_errors=True)
         shutil.rmtree(table.events, ignore_errors=True)
-    changed = [name for name, (size, mtime) in sorted(listing.items())
-               if (e := manifest.files.get(name)) is None or (e["size"], e["mtime_ns"]) != (size, mtime)]
-    removed = [name for name in manifest.files if name not in listing]
-    for name in removed:
-        del manifest.files[name]
+    known = manifest.known()
+    changed = [name for name, stat in sorted(listing.items()) if known.get(name) != stat]
+    removed = [name for name in known if name not in listing]
+    manifest.drop(changed + removed)
     if changed:
         batch = manifest.next_batch
         manifest.next_batch += 1
@@ -60,17 +57,18 @@ def ingest(spark: SparkSession, replays: str | Path, table: Table) -> tuple[Mani
         # in one call, rather than name tens of thousands of files.
         paths = str(replays) if len(changed) == len(listing) else [str(Path(replays) / n) for n in changed]
         entries = _read_batch(spark, paths, table, batch)
-        for name in changed:
-            size, mtime = listing[name]
-            manifest.files[name] = {**entries.get(name, _empty_entry(name)), "size": size, "mtime_ns": mtime}
-        written[batch] = len(entries)
-    _choose_copies(manifest)
+        manifest.add([{**entries.get(name, _empty_entry(name)), "size": listing[name][0], "mtime_ns": listing[name][1]}
+                      for name in changed])
+        manifest.written[batch] = len(entries)
     if changed or removed or not table.manifest_path.exists():
-        # Unchanged otherwise: rewriting a semester's manifest (tens of MB) cost a warm run ~1.5 s.
-        table.save(manifest, written)
-    compacted = compact(spark, table, manifest, written)
+        # Unchanged otherwise: rewriting a semester's manifest cost a warm run time for nothing.
+        manifest.choose_copies()
+        table.save(manifest)
+    compacted = compact(spark, table, manifest)
     _remove_unnamed_batches(table, manifest)
-    return manifest, {"read_files": len(changed), "read_bytes": sum(listing[n][0] for n in changed),
+    sizes = [size for size, _ in listing.values()]
+    return manifest, {"listing": {"files": len(sizes), "bytes": sum(sizes)},  # the directory's, for the summary
+                      "read_files": len(changed), "read_bytes": sum(listing[n][0] for n in changed),
                       "removed": len(removed), "compacted": compacted}
 
 
@@ -88,13 +86,13 @@ def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch
         set_aside = _set_aside(lines, entries)
         sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
         tables = {**derive.derive(records), "malformed": malformed_of(lines)}
-        with ThreadPoolExecutor(WRITERS, thread_name_prefix="kclab-ingest") as pool:
-            futures = [pool.submit(write_parquet, df, table.event_batch(name, batch)) for name, df in tables.items()]
+        with ThreadPoolExecutor(1, thread_name_prefix="kclab-ingest") as pool:
+            derived = pool.submit(collect_together, tables)
             # The fold runs in Python on the executors meanwhile.
             broken = violations.violations_of(read_files(spark, paths), batch, sessions)
             write_parquet(broken, table.event_batch("violations", batch))
-            for future in futures:
-                future.result()
+            for name, rows in derived.result().items():
+                write_arrow(rows, table.event_batch(name, batch))
     finally:
         records.unpersist()
         lines.unpersist()
@@ -127,10 +125,10 @@ def _set_aside(lines: DataFrame, entries: dict[str, dict]) -> dict[int, list[int
     return out
 
 
-def compact(spark: SparkSession, table: Table, manifest: Manifest, written: dict[int, int]) -> int:
+def compact(spark: SparkSession, table: Table, manifest: Manifest) -> int:
     """Merge batches when there are too many (all but the largest), and the batches half of whose
     logs are no longer named; returns how many batches were merged (0: nothing to do)."""
-    named = manifest.batches()
+    named, written = manifest.batches(), manifest.written
     stale = {b for b, n in named.items() if n * 2 < written.get(b, n)}
     merge = set(stale)
     if len(named) > MAX_BATCHES:
@@ -141,42 +139,22 @@ def compact(spark: SparkSession, table: Table, manifest: Manifest, written: dict
     batch = manifest.next_batch
     manifest.next_batch += 1
     batches = sorted(merge)
-    named_sks = (spark.read.schema(MANIFEST_SCHEMA).json(str(table.manifest_path))
-                 .where(F.col("batch").isin(batches)).select("sk"))
-    lines = table.batch_lines(spark, batches).join(F.broadcast(named_sks), "sk", "left_semi")
+    named_sks = manifest.in_batches(merge).select(["sk"])
+    lines = table.batch_lines(spark, batches).join(F.broadcast(spark.createDataFrame(named_sks)), "sk", "left_semi")
     _write_lines(lines.withColumn("batch", F.lit(batch)), table)
-    for name in derive.schemas(spark):
-        write_parquet(table.read_events(spark, name, batches, named_sks), table.event_batch(name, batch))
-    for entry in manifest.files.values():
-        if entry.get("batch") in merge:
-            entry["batch"] = batch
+    for name in derive.NAMES:
+        write_arrow(table.read_events(spark, name, batches, named_sks["sk"].combine_chunks()),
+                    table.event_batch(name, batch))
+    manifest.rebatch(merge, batch)
     for b in merge:
         written.pop(b, None)
-    written[batch] = sum(1 for e in manifest.files.values() if e.get("batch") == batch)
-    table.save(manifest, written)
+    written[batch] = named_sks.num_rows
+    table.save(manifest)
     return len(merge)
 
 
 def _write_lines(df: DataFrame, table: Table) -> None:
     df.write.mode("append").partitionBy("date", "batch").parquet(str(table.lines))
-
-
-def _choose_copies(manifest: Manifest) -> None:
-    """Mark which logs count. One session may be on disk twice — an exported log imported again
-    (``<id>.imported.jsonl``), or a shorter copy of it — and counting both would count its
-    failovers, answers and losses twice: of every session only the copy with the most lines
-    counts (ties: the first file name). Files without a valid header are not sessions: they
-    always count (their lines are the malformed ones)."""
-    best: dict[str, str] = {}
-    for name in sorted(manifest.files):
-        entry = manifest.files[name]
-        if entry["header_ok"]:
-            sid = entry["session_id"]
-            if sid not in best or entry["lines"] > manifest.files[best[sid]]["lines"]:
-                best[sid] = name
-    chosen = set(best.values())
-    for name, entry in manifest.files.items():
-        entry["counted"] = not entry["header_ok"] or name in chosen
 
 
 def _empty_entry(name: str) -> dict:

@@ -8,10 +8,10 @@ Three ways to run it:
   --out DIR`` from the repository root, with any ``spark-submit`` options (``--master``,
   ``--driver-memory`` …): the master then comes from ``spark-submit``. ``PYSPARK_PYTHON`` makes
   spark-submit start the driver with the venv's interpreter (it would use ``python3``); this
-  file puts the repository root on ``sys.path`` itself. Every dataset but one uses only
-  built-in DataFrame functions; ``violations`` runs the invariant panel's Python checks on the
-  executors when a log is ingested (``backend.stats.violations``), so they need this package and
-  its Python, as the compose file's worker (the app's image) has. They must read ``--replays``
+  file puts the repository root on ``sys.path`` itself. Every event table but one is derived
+  with built-in DataFrame functions; ``violations`` runs the invariant panel's Python checks on
+  the executors when a log is ingested (``backend.stats.violations``), so they need this package
+  and its Python, as the compose file's worker (the app's image) has. They must read ``--replays``
   and write the ingested table (``--table``) at the same paths as the driver (a shared volume);
 - from Python: :func:`run_job` (the web dashboard runs it in a background thread, with a
   progress callback, on the process's one SparkSession).
@@ -19,7 +19,8 @@ Three ways to run it:
 Each log is parsed once (``backend.stats.ingest``): a run first brings the ingested table up to
 date — new and changed logs read, their per-session event tables derived and stored, removed
 logs forgotten — and then aggregates every dataset from the table's event tables
-(``backend.stats.derive``), which are a few percent of the records.
+(``backend.stats.derive``), which are a few percent of the records: in the driver, with Arrow
+(``backend.stats.aggregate``), because 18 small Spark queries cost more than the data.
 
 Damaged input never fails the job: every line set aside is counted with its reason in
 ``summary.json`` (and listed in the ``malformed`` dataset). Exit status: 0 done, 2 the input or
@@ -32,7 +33,6 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -40,9 +40,6 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make `backend` i
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from backend.stats.session import DEFAULT_MASTER, configured_master, spark_session  # noqa: E402
-
-
-PARALLEL_DATASETS = 3
 
 
 class JobError(Exception):
@@ -56,13 +53,11 @@ def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None
     the ingested table's directory (``backend.stats.ingest``; default ``<out>-table``)."""
     from backend.stats.table import Table, TableError
     from backend.stats.output import Output
-    from backend.stats.summary import list_input
 
     started = time.monotonic()
     replays = str(replays).removeprefix("file:")
     if not Path(replays).is_dir():
         raise JobError(f"{replays} is not a directory of replay logs")
-    listing = list_input(replays)
     try:
         output = Output(out)
         table = Table(table or default_table(out))
@@ -74,7 +69,7 @@ def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None
         spark = spark or spark_session(master, driver_memory=driver_memory)
         timings["spark_session"] = time.monotonic() - t
         with table.locked():
-            summary = _compute(spark, replays, table, output, listing, progress, stream, timings, started)
+            summary = _compute(spark, replays, table, output, progress, stream, timings, started)
         output.commit()
         return summary
     except TableError as error:
@@ -91,8 +86,10 @@ def default_table(out: str | Path) -> Path:
     return out.with_name(out.name + "-table")
 
 
-def _compute(spark, replays: str, table, output, listing: dict, progress, stream, timings: dict,
+def _compute(spark, replays: str, table, output, progress, stream, timings: dict,
              started: float) -> dict:
+    import pyarrow.compute as pc
+
     from backend.stats.ingest import ingest
     from backend.stats.metrics import DATASETS, Metrics
     from backend.stats.progress import Progress
@@ -106,26 +103,16 @@ def _compute(spark, replays: str, table, output, listing: dict, progress, stream
             timings["ingest"] = time.monotonic() - t
         with prog.phase("load"):
             t = time.monotonic()
-            sessions = table.sessions(spark).cache()
-            metrics = Metrics(table.event_tables(spark, manifest, sessions), sessions.where("header_ok"))
-            metrics.prepare()
+            metrics = Metrics(table.event_tables(spark, manifest), manifest.sessions().filter(pc.field("header_ok")))
             timings["load"] = time.monotonic() - t
-
-        def write(name: str) -> None:
+        for name in DATASETS:
             with prog.phase(name):
-                t0 = time.monotonic()
+                t = time.monotonic()
                 rows[name] = output.write(name, metrics.build(name))
-                timings[name] = time.monotonic() - t0
-
-        # Several datasets at once: each is a few short stages, and while one waits on the
-        # driver (planning, commit) another's tasks use the cores.
-        with ThreadPoolExecutor(PARALLEL_DATASETS, thread_name_prefix="kclab-stats") as pool:
-            for future in [pool.submit(write, name) for name in DATASETS]:
-                future.result()
+                timings[name] = time.monotonic() - t
         with prog.phase("summary"):
-            metrics.release()
-            sessions.unpersist()
             timings["total"] = time.monotonic() - started
+            listing = ingested.pop("listing")
             summary = build_summary(output.staging, replays, listing, manifest.counts(), rows, timings, spark)
             summary["ingest"] = {**ingested, "table": str(table.root)}
             output.write_summary(summary)

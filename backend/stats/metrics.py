@@ -5,17 +5,22 @@ with the session's dimensions) serve histograms and ad-hoc questions; aggregated
 ``scope`` column (``backend.stats.aggregate``). Every definition is stated once, in the
 transform's docstring (the transforms made the event tables, ``backend.stats.derive``); the
 README of the output is this table.
+
+The event tables of a semester are a few hundred thousand rows, so the datasets are computed in
+the driver with Arrow (``backend.stats.aggregate`` says why); no Spark job runs here.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from backend.stats import sandbox_metrics as sm
-from backend.stats.aggregate import DIMS, SCOPES, count_where, distribution, ratio, scoped
+from backend.stats.aggregate import DIMS, SCOPES, Agg, count_where, distribution, ratio, rows, scoped
+
+EFFECTS = ("elections", "offline_windows", "data_losses", "messages_lost", "fenced_writes", "stale_rejections")
+"""``backend.stats.sandbox_metrics.EFFECTS`` (a test checks they agree; this module needs no pyspark)."""
 
 DATASETS: dict[str, str] = {
     "sessions": "one row per replay log with a valid header: session_id, dimensions, lines, records, malformed",
@@ -42,163 +47,160 @@ DATASETS: dict[str, str] = {
 
 class Metrics:
     """The datasets of one job run. ``events`` are the event tables of the counted sessions
-    (``backend.stats.derive``: name -> rows keyed by ``sk``), ``sessions`` one row per counted
-    log with a valid header (``backend.stats.table.Table.sessions``); the event tables joined
-    with the sessions' dimensions that several datasets read are cached."""
+    (``backend.stats.derive``: name -> Arrow rows keyed by ``sk``), ``sessions`` one row per
+    counted log with a valid header (``backend.stats.table.Table.sessions``)."""
 
-    def __init__(self, events: dict[str, DataFrame], sessions: DataFrame) -> None:
+    def __init__(self, events: dict[str, pa.Table], sessions: pa.Table) -> None:
         self.events = events
         self._sessions_input = sessions
-        self._cached: list[DataFrame] = []
 
-    def build(self, name: str) -> DataFrame:
+    def build(self, name: str) -> pa.Table:
         if name not in DATASETS:
             raise KeyError(f"no dataset {name!r}; the datasets are {', '.join(DATASETS)}")
         return getattr(self, f"_{name}")()
 
-    def prepare(self) -> None:
-        """Build the shared intermediate frames now, in this thread, before datasets are built
-        in several threads at once (each is then only read), and fill the cache of the records
-        and the session dimensions once rather than in several threads at the same time."""
-        for name in ("dims", "failover_events", "windows", "answer_events"):
-            getattr(self, name)
-        self.dims.count()
-
-    def release(self) -> None:
-        for df in self._cached:
-            df.unpersist()
-        self._cached.clear()
-
-    def _cache(self, df: DataFrame) -> DataFrame:
-        self._cached.append(df.cache())
-        return df
-
     # -- shared pieces -------------------------------------------------------------------------
     @cached_property
-    def dims(self) -> DataFrame:
+    def dims(self) -> pa.Table:
         """sk -> session_id and the dimensions; a lesson session whose header names no lesson
         takes the id from its ``started`` record's subject."""
-        named = self._sessions_input.join(self.events["lesson_ids"], "sk", "left").withColumn(
-            "lesson_id", F.coalesce("lesson_id", "started_lesson_id"))
-        return self._cache(named.select("sk", "session_id", *DIMS))
+        named = self._sessions_input.join(self.events["lesson_ids"].select(["sk", "started_lesson_id"]), "sk",
+                                          join_type="left outer")
+        lesson = pc.coalesce(named["lesson_id"], named["started_lesson_id"])
+        named = named.set_column(named.column_names.index("lesson_id"), "lesson_id", lesson)
+        return named.select(["sk", "session_id", *DIMS])
 
-    def with_dims(self, events: DataFrame) -> DataFrame:
-        return events.join(F.broadcast(self.dims), "sk")
-
-    @cached_property
-    def failover_events(self) -> DataFrame:
-        return self._cache(self.with_dims(self.events["failovers"]))
+    def with_dims(self, events: pa.Table) -> pa.Table:
+        return events.join(self.dims, "sk", join_type="inner")
 
     @cached_property
-    def windows(self) -> DataFrame:
-        return self._cache(self.with_dims(self.events["offline_windows"]))
+    def failover_events(self) -> pa.Table:
+        return self.with_dims(self.events["failovers"])
 
     @cached_property
-    def answer_events(self) -> DataFrame:
+    def windows(self) -> pa.Table:
+        return self.with_dims(self.events["offline_windows"])
+
+    @cached_property
+    def answer_events(self) -> pa.Table:
         answers = self.with_dims(self.events["answers"])
-        return self._cache(answers.withColumn("student", F.coalesce("answer_student", "student")))
+        student = pc.coalesce(answers["answer_student"], answers["student"])
+        return answers.set_column(answers.column_names.index("student"), "student", student)
 
     # -- the datasets ----------------------------------------------------------------------------
-    def _sessions(self) -> DataFrame:
+    def _sessions(self) -> pa.Table:
         """Records of a session = its lines - the header - its malformed lines."""
-        bad = self.events["malformed"].groupBy("sk").agg(F.count(F.lit(1)).alias("malformed"))
-        base = self._sessions_input.drop("lesson_id").join(self.dims.select("sk", "lesson_id"), "sk")
-        malformed = F.coalesce("malformed", F.lit(0))
-        return base.join(bad, "sk", "left").select(
-            "session_id", *DIMS, "file", "lines", (F.col("lines") - 1 - malformed).alias("records"),
-            malformed.alias("malformed"))
+        bad = self.events["malformed"].group_by("sk").aggregate([("sk", "count")]).rename_columns(["sk", "malformed"])
+        base = self._sessions_input.select(["sk", "session_id", *[d for d in DIMS if d != "lesson_id"], "file",
+                                            "lines"]).join(self.dims.select(["sk", "lesson_id"]), "sk",
+                                                                     join_type="inner")
+        joined = base.join(bad, "sk", join_type="left outer")
+        malformed = pc.fill_null(joined["malformed"], 0)
+        return pa.table({**{c: joined[c] for c in ("session_id", *DIMS, "file", "lines")},
+                         "records": pc.subtract(pc.subtract(joined["lines"], 1), malformed), "malformed": malformed})
 
-    def _failover_times(self) -> DataFrame:
-        return self.failover_events.select("session_id", *DIMS, "deleted_seq", "elected_seq",
-                                           "controller_epoch", "failover_ms")
+    def _failover_times(self) -> pa.Table:
+        return self.failover_events.select(["session_id", *DIMS, "deleted_seq", "elected_seq", "controller_epoch",
+                                            "failover_ms"])
 
-    def _failover(self) -> DataFrame:
+    def _failover(self) -> pa.Table:
         return scoped(self.failover_events,
-                      [*distribution("failover_ms"), count_where(F.col("failover_ms").isNull(), "unresolved")])
+                      [*distribution("failover_ms"), count_where(lambda t: pc.is_null(t["failover_ms"]), "unresolved")])
 
-    def _offline_windows(self) -> DataFrame:
-        return self.windows.select("session_id", *DIMS, "topic", "partition", "fault", "start_seq", "end_seq",
-                                   "duration_ms", "closed")
+    def _offline_windows(self) -> pa.Table:
+        return self.windows.select(["session_id", *DIMS, "topic", "partition", "fault", "start_seq", "end_seq",
+                                    "duration_ms", "closed"])
 
-    def _unavailability(self) -> DataFrame:
+    def _unavailability(self) -> pa.Table:
         """Per fault type, plus ``fault = (all)``: the distribution over every window."""
-        aggs = [F.count(F.lit(1)).alias("windows"), count_where(~F.col("closed"), "open"),
-                *distribution("duration_ms", count_name="closed"),
-                F.coalesce(F.sum("duration_ms"), F.lit(0)).alias("total_ms")]
+        aggs = [rows("windows"), count_where(lambda t: pc.invert(t["closed"]), "open"),
+                *distribution("duration_ms", count_name="closed"), Agg("total_ms", "sum0", "duration_ms")]
         return scoped(self.windows, aggs, by=["fault"], total_over_by=True)
 
-    def _elections(self) -> DataFrame:
-        return scoped(self.with_dims(self.events["elections"]), [F.count(F.lit(1)).alias("elections")],
-                      by=["election"])
+    def _elections(self) -> pa.Table:
+        return scoped(self.with_dims(self.events["elections"]), [rows("elections")], by=["election"])
 
-    def _data_loss(self) -> DataFrame:
+    def _data_loss(self) -> pa.Table:
         return scoped(self.with_dims(self.events["data_losses"]),
-                      [F.count(F.lit(1)).alias("events"), F.sum("messages").alias("messages_lost")], by=["acks"])
+                      [rows("events"), Agg("messages_lost", "sum", "messages")], by=["acks"])
 
-    def _fencing(self) -> DataFrame:
+    def _fencing(self) -> pa.Table:
         return scoped(self.with_dims(self.events["fenced"]),
-                      [count_where(F.col("what") == "zombie_write", "zombie_writes_fenced"),
-                       count_where(F.col("what") == "stale_request", "stale_epoch_rejections")])
+                      [count_where(lambda t: pc.equal(t["what"], "zombie_write"), "zombie_writes_fenced"),
+                       count_where(lambda t: pc.equal(t["what"], "stale_request"), "stale_epoch_rejections")])
 
-    def _violations(self) -> DataFrame:
+    def _violations(self) -> pa.Table:
         return scoped(self.with_dims(self.events["violations"]),
-                      [F.count(F.lit(1)).alias("sessions"), F.sum("violations").alias("violations")], by=["rule"])
+                      [rows("sessions"), Agg("violations", "sum", "violations")], by=["rule"])
 
-    def _predictions(self) -> DataFrame:
+    def _predictions(self) -> pa.Table:
         out = scoped(self.answer_events,
-                     [F.count(F.lit(1)).alias("answers"), count_where(F.col("correct"), "correct"),
-                      count_where(~F.col("correct"), "wrong")],
+                     [rows("answers"), count_where(lambda t: t["correct"], "correct"),
+                      count_where(lambda t: pc.invert(t["correct"]), "wrong")],
                      by=["lesson_id", "step"], scopes=("lesson", "class", "student", "cell"))
-        graded = F.col("correct") + F.col("wrong")  # "I'm not sure" is neither: it does not count here
-        return out.withColumn("accuracy", F.when(graded > 0, F.col("correct") / graded))
+        graded = pc.add(out["correct"], out["wrong"])  # "I'm not sure" is neither: it does not count here
+        return out.append_column("accuracy", ratio(out["correct"], graded))
 
-    def _wrong_answers(self) -> DataFrame:
-        top = self._most_common(self.answer_events.where(~F.col("correct")), ["step"], ["answer_key"], 3)
-        return top.withColumnRenamed("answer_key", "answer")
+    def _wrong_answers(self) -> pa.Table:
+        wrong = self.answer_events.filter(pc.fill_null(pc.invert(self.answer_events["correct"]), False))
+        top = self._most_common(wrong, ["step"], ["answer_key"], 3)
+        return top.rename_columns(["answer" if c == "answer_key" else c for c in top.column_names])
 
-    def _choices(self) -> DataFrame:
-        return scoped(self.answer_events, [F.count(F.lit(1)).alias("answers"), count_where(F.col("correct"), "right"),
-                                           count_where(F.col("unsure"), "unsure")],
+    def _choices(self) -> pa.Table:
+        return scoped(self.answer_events, [rows("answers"), count_where(lambda t: t["correct"], "right"),
+                                           count_where(lambda t: t["unsure"], "unsure")],
                       by=["lesson_id", "question", "answer"], scopes=("lesson", "class", "cell"))
 
-    def _misconceptions(self) -> DataFrame:
-        with_one = self.answer_events.where(F.col("misconception").isNotNull())
+    def _misconceptions(self) -> pa.Table:
+        with_one = self.answer_events.filter(pc.is_valid(self.answer_events["misconception"]))
         return self._most_common(with_one, [], ["question", "answer", "misconception"], 5)
 
     @staticmethod
-    def _most_common(events: DataFrame, within: list[str], what: list[str], n: int) -> DataFrame:
+    def _most_common(events: pa.Table, within: list[str], what: list[str], n: int) -> pa.Table:
         """The ``n`` most frequent values of ``what`` per lesson (and ``within``), per lesson and per
-        class: columns scope, the dimensions, lesson_id, ``within``, ``what``, count, rank."""
+        class: columns scope, the dimensions, lesson_id, ``within``, ``what``, count, rank (ties
+        broken by ``what``, ascending, nulls first)."""
         parts = []
         for scope in ("lesson", "class"):
             keys = list(dict.fromkeys([*SCOPES[scope], "lesson_id", *within]))
-            counts = events.groupBy(*keys, *what).agg(F.count(F.lit(1)).alias("count"))
-            rank = F.row_number().over(Window.partitionBy(*keys).orderBy(F.desc("count"), *what))
-            top = counts.withColumn("rank", rank).where(F.col("rank") <= n)
-            dims = [F.col(d) if d in keys else F.lit(None).cast("string").alias(d) for d in DIMS if d != "lesson_id"]
-            parts.append(top.select(F.lit(scope).alias("scope"), *dims, "lesson_id", *within, *what, "count", "rank"))
-        return parts[0].unionByName(parts[1])
+            counts = events.group_by([*keys, *what], use_threads=False).aggregate([([], "count_all")])
+            ordered = counts.sort_by([*[(k, "ascending", "at_start") for k in keys], ("count_all", "descending"),
+                                      *[(w, "ascending", "at_start") for w in what]])
+            ranks, previous, rank = [], None, 0
+            for group in zip(*[ordered[k].to_pylist() for k in keys]):
+                rank = rank + 1 if group == previous else 1
+                previous = group
+                ranks.append(rank)
+            top = ordered.append_column("rank", pa.array(ranks, pa.int32())).filter(
+                pc.less_equal(pa.array(ranks, pa.int32()), n))
+            m = top.num_rows
+            dims = {d: top[d] if d in keys else pa.nulls(m, pa.string()) for d in DIMS if d != "lesson_id"}
+            parts.append(pa.table({"scope": pa.array([scope] * m, pa.string()), **dims, "lesson_id": top["lesson_id"],
+                                   **{c: top[c] for c in [*within, *what]}, "count": top["count_all"],
+                                   "rank": top["rank"]}))
+        return pa.concat_tables(parts)
 
-    def _step_times(self) -> DataFrame:
+    def _step_times(self) -> pa.Table:
         return scoped(self.with_dims(self.events["step_durations"]), distribution("duration_ms"),
                       by=["lesson_id", "step", "op"], scopes=("lesson", "class"))
 
-    def _completion(self) -> DataFrame:
-        progress = self.with_dims(self.events["lesson_progress"])
-        out = scoped(progress, [count_where(F.col("started"), "started"), count_where(F.col("finished"), "finished"),
-                                count_where(F.col("completed"), "completed")])
-        return out.withColumn("completion_rate", ratio("completed", "started"))
+    def _completion(self) -> pa.Table:
+        out = scoped(self.with_dims(self.events["lesson_progress"]),
+                     [count_where(lambda t: t["started"], "started"), count_where(lambda t: t["finished"], "finished"),
+                      count_where(lambda t: t["completed"], "completed")])
+        return out.append_column("completion_rate", ratio(out["completed"], out["started"]))
 
-    def _funnel(self) -> DataFrame:
+    def _funnel(self) -> pa.Table:
         return scoped(self.with_dims(self.events["steps_reached"]),
-                      [F.count(F.lit(1)).alias("reached"), count_where(F.col("step_finished"), "finished")],
+                      [rows("reached"), count_where(lambda t: t["step_finished"], "finished")],
                       by=["lesson_id", "step"], scopes=("lesson", "class", "cell"))
 
-    def _sandbox_faults(self) -> DataFrame:
-        faults = self.with_dims(self.events["user_faults"]).where(F.col("mode") == "sandbox")
-        return scoped(faults, [F.count(F.lit(1)).alias("injected"), count_where(F.col("applied"), "applied"),
-                               *[F.sum(e).alias(e) for e in sm.EFFECTS]],
+    def _sandbox_faults(self) -> pa.Table:
+        faults = self.with_dims(self.events["user_faults"])
+        faults = faults.filter(pc.fill_null(pc.equal(faults["mode"], "sandbox"), False))
+        return scoped(faults, [rows("injected"), count_where(lambda t: t["applied"], "applied"),
+                               *[Agg(e, "sum", e) for e in EFFECTS]],
                       by=["op"], scopes=("overall", "class", "student", "cell"))
 
-    def _malformed(self) -> DataFrame:
-        return self.events["malformed"].select("file", "line", "reason", "excerpt")
+    def _malformed(self) -> pa.Table:
+        return self.events["malformed"].select(["file", "line", "reason", "excerpt"])

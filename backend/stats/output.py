@@ -43,11 +43,10 @@ class Output:
         self.staging = self.final.parent / f".{self.final.name}.staging-{self.run_id}"
         self.staging.mkdir()
 
-    def write(self, name: str, df: "DataFrame") -> int:
-        """Write one dataset and return its row count. Datasets are small (aggregates, or one row
-        per event), so one Spark job brings the rows to the driver as Arrow, and the driver writes
-        both files: a Spark write would be a second job, with its commit protocol, per dataset."""
-        table = write_parquet(df, self.staging / name)
+    def write(self, name: str, table: "pyarrow.Table") -> int:
+        """Write one dataset (computed in the driver, ``backend.stats.metrics``) as Parquet and
+        JSON lines, and return its row count."""
+        write_arrow(table, self.staging / name)
         directory = self.staging / "json" / name
         directory.mkdir(parents=True, exist_ok=True)
         with open(directory / "part-00000.json", "w", encoding="utf-8") as f:
@@ -88,9 +87,40 @@ class Output:
 def write_parquet(df: "DataFrame", directory: Path) -> "pyarrow.Table":
     """Collect a small frame as Arrow (one Spark job) and write it from the driver as one
     Parquet file in ``directory`` (created): no Spark write job and commit protocol."""
+    return write_arrow(df.toArrow(), directory)
+
+
+def collect_together(frames: dict[str, "DataFrame"]) -> dict[str, "pyarrow.Table"]:
+    """Several small frames brought to the driver by one Spark job: each frame's rows become a
+    struct column of one union (the other frames' columns null), collected as Arrow and split
+    again. One job instead of one per frame: the ingest's event tables are a dozen frames of a
+    few thousand rows, and each job of its own paid Spark's fixed cost (issue 16)."""
+    import functools
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    def row(df):  # every field nullable: the other frames' rows are null structs
+        return F.struct(*df.columns).cast(T.StructType([T.StructField(f.name, f.dataType) for f in df.schema]))
+
+    names = list(frames)
+    parts = [df.select(F.lit(i).alias("_frame"), row(df).alias(f"_{i}")) for i, df in enumerate(frames.values())]
+    union = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts).toArrow()
+    out = {}
+    for i, name in enumerate(names):
+        rows = union[f"_{i}"].combine_chunks().filter(pc.equal(union["_frame"], i).combine_chunks())
+        schema = to_arrow_schema(frames[name].schema)  # as a job of its own would have given it
+        out[name] = pa.Table.from_struct_array(rows).cast(schema) if len(rows) else schema.empty_table()
+    return out
+
+
+def write_arrow(table: "pyarrow.Table", directory: Path) -> "pyarrow.Table":
+    """Write ``table`` as one Parquet file in ``directory`` (created)."""
     import pyarrow.parquet as pq
 
-    table = df.toArrow()
     directory.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, directory / "part-00000.parquet")
     return table

@@ -8,7 +8,6 @@ tests and the benchmark check the job.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -18,15 +17,6 @@ ALL = "(all)"  # backend.stats.aggregate.ALL, without importing pyspark here
 
 SUMMARY_VERSION = 1
 EXAMPLES = 10
-
-
-def list_input(replays: str) -> dict | None:
-    """Files and bytes of the ``*.jsonl`` files in ``replays`` (None for a non-local URI)."""
-    if "://" in replays:
-        return None
-    files = [e for e in os.scandir(replays) if e.is_file() and e.name.endswith(".jsonl")]
-    return {"files": len(files), "bytes": sum(e.stat().st_size for e in files),
-            "empty_files": sum(1 for e in files if e.stat().st_size == 0)}
 
 
 def _overall(staging: Path, name: str) -> list[dict]:
@@ -85,11 +75,11 @@ def misconceptions(staging: Path, per_lesson: int = 3) -> dict[str, list[dict]]:
     return out
 
 
-def build_summary(staging: Path, replays: str, listing: dict | None, counts: dict, rows: dict[str, int],
+def build_summary(staging: Path, replays: str, listing: dict, counts: dict, rows: dict[str, int],
                   timings: dict[str, float], spark) -> dict:
     sessions = read_json_dataset(staging, "sessions")
     malformed = read_json_dataset(staging, "malformed")[:EXAMPLES]
-    files = listing["files"] if listing else counts["files_read"]
+    files = listing["files"]
     seconds = timings.get("total", 0.0)
     return {
         "version": SUMMARY_VERSION,
@@ -97,7 +87,7 @@ def build_summary(staging: Path, replays: str, listing: dict | None, counts: dic
         "replays": replays,
         "spark": {"version": spark.version, "master": spark.sparkContext.master,
                   "default_parallelism": spark.sparkContext.defaultParallelism},
-        "input": {"files": files, "bytes": listing["bytes"] if listing else counts["bytes_read"],
+        "input": {"files": files, "bytes": listing["bytes"],
                   "lines": counts["lines"], "records": counts["records"], "sessions": counts["sessions"],
                   "files_without_header": files - counts["sessions"] - counts.get("duplicate_copies", 0),
                   "duplicate_copies": counts.get("duplicate_copies", 0),

@@ -2,9 +2,10 @@
 
 Layout of the table directory (``kclab stats --table``, by default ``<out>-table``)::
 
-    manifest.jsonl                  line 1: the table's format and batches; then one line per log:
-                                    name, size, mtime_ns, sk, batch, lines, header fields, the
-                                    lines set aside by reason, counted
+    manifest.parquet                one row per log (``backend.stats.manifest``): name, size,
+                                    mtime_ns, sk, batch, lines, header fields, the lines set
+                                    aside by reason, counted; the table's format and batches in
+                                    its metadata
     lines/date=D/batch=B/*.parquet  the kept lines (``backend.stats.load.kept_lines``): records a
                                     metric reads and, beside them, the malformed lines with their
                                     ``reason`` and every file's first line with its header;
@@ -30,17 +31,18 @@ import contextlib
 import fcntl
 import hashlib
 import inspect
-import json
-import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
 
-from backend.stats import cluster_metrics, derive, events, lesson_metrics, load, sandbox_metrics, violations
+from backend.stats import cluster_metrics, derive, events, lesson_metrics, load, manifest, sandbox_metrics, violations
 from backend.stats.load import HEADER_COLUMNS, KEPT_SCHEMA, PARSE_SCHEMA
+from backend.stats.manifest import Manifest
 from backend.view import cluster_view, controller_rules, invariants, lesson_view, page, partition_rules, rules
 from backend.view import violations as view_violations
 
@@ -56,54 +58,8 @@ FORMAT = hashlib.sha256("|".join([str(TABLE_VERSION), PARSE_SCHEMA.json(), KEPT_
 HEADER_FIELDS = tuple("session_student" if c == "student" else c for c in HEADER_COLUMNS)
 """Where a kept first line holds each header column (its ``student`` is the record column)."""
 
-MANIFEST_SCHEMA = T.StructType([
-    T.StructField("name", T.StringType()), T.StructField("file", T.StringType()), T.StructField("sk", T.LongType()),
-    T.StructField("batch", T.IntegerType()), T.StructField("lines", T.LongType()),
-    T.StructField("header_ok", T.BooleanType()), T.StructField("counted", T.BooleanType()),
-    *[T.StructField(c, T.LongType() if c == "started_ms" else T.StringType()) for c in HEADER_COLUMNS],
-    T.StructField("date", T.StringType())])
-"""The manifest's file lines as Spark reads them (the job's sessions table)."""
-
-
 class TableError(Exception):
     """The table directory cannot be used (another run holds it, it cannot be written)."""
-
-
-@dataclass
-class Manifest:
-    format: str = FORMAT
-    next_batch: int = 0
-    files: dict[str, dict] = field(default_factory=dict)
-
-    def counts(self) -> dict:
-        """Files, lines, records, sessions (by mode) and lines set aside (by reason) of the counted
-        logs, and the copies left out: from the manifest alone, no Spark job."""
-        counted = [e for e in self.files.values() if e["counted"]]
-        sessions = [e for e in counted if e["header_ok"]]
-        by_mode: dict[str, int] = {}
-        for entry in sessions:
-            by_mode[entry["mode"]] = by_mode.get(entry["mode"], 0) + 1
-        by_reason: dict[str, int] = {}
-        for entry in counted:
-            for reason, n in entry.get("malformed", {}).items():
-                by_reason[reason] = by_reason.get(reason, 0) + n
-        lines = sum(e["lines"] for e in counted)
-        return {"files_read": len(counted), "bytes_read": sum(e["size"] for e in counted), "lines": lines,
-                "sessions": len(sessions), "sessions_by_mode": by_mode, "malformed_by_reason": by_reason,
-                "records": lines - len(sessions) - sum(by_reason.values()),
-                "duplicate_copies": len(self.files) - len(counted)}
-
-    def batches(self) -> dict[int, int]:
-        """Batch -> how many logs of it are still named."""
-        out: dict[int, int] = {}
-        for entry in self.files.values():
-            if entry.get("batch") is not None:
-                out[entry["batch"]] = out.get(entry["batch"], 0) + 1
-        return out
-
-    def live(self) -> list[int]:
-        """The batches that hold a counted log."""
-        return sorted({e["batch"] for e in self.files.values() if e["counted"] and e.get("batch") is not None})
 
 
 class Table:
@@ -111,40 +67,17 @@ class Table:
         self.root = Path(str(root).removeprefix("file:")).resolve()
         self.lines = self.root / "lines"
         self.events = self.root / "events"
-        self.manifest_path = self.root / "manifest.jsonl"
+        self.manifest_path = self.root / "manifest.parquet"
 
     def event_batch(self, name: str, batch: int) -> Path:
         return self.events / name / f"batch={batch}"
 
     # -- the manifest ----------------------------------------------------------------------
     def load(self) -> Manifest:
-        try:
-            with open(self.manifest_path, encoding="utf-8") as f:
-                head = json.loads(f.readline())
-                files = [json.loads(line) for line in f if line.strip()]
-        except (OSError, ValueError):
-            return Manifest()
-        if head.get("format") != FORMAT:
-            return Manifest()
-        return Manifest(FORMAT, head["next_batch"], {e["name"]: e for e in files})
+        return manifest.load(self.manifest_path, FORMAT)
 
-    def save(self, manifest: Manifest, written: dict[int, int]) -> None:
-        temporary = self.manifest_path.with_suffix(".tmp")
-        with open(temporary, "w", encoding="utf-8") as f:
-            f.write(json.dumps({"format": manifest.format, "next_batch": manifest.next_batch,
-                                "batches_written": written}) + "\n")
-            for entry in manifest.files.values():
-                f.write(json.dumps(entry, separators=(",", ":")) + "\n")
-        os.replace(temporary, self.manifest_path)
-
-    def written(self) -> dict[int, int]:
-        """Batch -> how many logs it was written with (from the manifest's first line)."""
-        try:
-            with open(self.manifest_path, encoding="utf-8") as f:
-                head = json.loads(f.readline())
-        except (OSError, ValueError):
-            return {}
-        return {int(k): v for k, v in head.get("batches_written", {}).items()} if head.get("format") == FORMAT else {}
+    def save(self, rows: Manifest) -> None:
+        manifest.save(rows, self.manifest_path)
 
     @contextlib.contextmanager
     def locked(self):
@@ -158,25 +91,20 @@ class Table:
             yield
 
     # -- reading -----------------------------------------------------------------------------
-    def sessions(self, spark: SparkSession) -> DataFrame:
-        """The counted logs, one row each (the manifest read by Spark)."""
-        return (spark.read.schema(MANIFEST_SCHEMA).json(str(self.manifest_path))
-                .where(F.col("name").isNotNull() & F.col("counted")))
-
     def batch_lines(self, spark: SparkSession, batches: list[int]) -> DataFrame:
         """The kept lines of some batches, every log of them (``load.KEPT_SCHEMA`` less ``batch``)."""
         return (spark.read.schema(KEPT_SCHEMA).parquet(str(self.lines))
                 .where(F.col("batch").isin(batches)).drop("batch"))
 
-    def read_events(self, spark: SparkSession, name: str, batches: list[int], sks: DataFrame) -> DataFrame:
-        """One event table: its rows in ``batches`` of the logs whose key is in ``sks`` (sk)."""
-        schema = derive.schemas(spark)[name]
-        if not batches:
-            return spark.createDataFrame([], schema)
-        rows = spark.read.schema(schema).parquet(*[str(self.event_batch(name, b)) for b in batches])
-        return rows.join(F.broadcast(sks), "sk", "left_semi")
+    def read_events(self, spark: SparkSession, name: str, batches: list[int], sks: pa.Array) -> pa.Table:
+        """One event table, read by the driver with Arrow (a few hundred thousand rows for a
+        semester: no Spark job): its rows in ``batches`` of the logs whose key is in ``sks``."""
+        parts = [pq.read_table(path) for b in batches if (path := self.event_batch(name, b)).is_dir()]
+        # Planning the transforms on no rows gives the schema of a table no batch holds (slow: only then).
+        rows = pa.concat_tables(parts, promote_options="permissive") if parts else to_arrow_schema(derive.schemas(spark)[name]).empty_table()
+        return rows.filter(pc.is_in(rows["sk"], value_set=sks))
 
-    def event_tables(self, spark: SparkSession, manifest: Manifest, sessions: DataFrame) -> dict[str, DataFrame]:
-        """Every event table of the counted logs (``sessions``: ``Table.sessions``)."""
-        sks = sessions.select("sk")
-        return {name: self.read_events(spark, name, manifest.live(), sks) for name in derive.schemas(spark)}
+    def event_tables(self, spark: SparkSession, rows: Manifest) -> dict[str, pa.Table]:
+        """Every event table of the counted logs."""
+        sks = rows.sessions()["sk"].combine_chunks()
+        return {name: self.read_events(spark, name, rows.live(), sks) for name in derive.NAMES}

@@ -201,4 +201,4 @@ def test_run_on_the_real_job_uses_the_one_session_and_the_ingested_table(spark, 
         app.extensions["kclab"].sandboxes.close_all()
     assert summary["input"]["files"] == 12 and summary["ingest"]["read_files"] == 0
     assert summary["spark"]["master"] == spark.sparkContext.master
-    assert (tmp_path / "stats-table" / "manifest.jsonl").exists()
+    assert (tmp_path / "stats-table" / "manifest.parquet").exists()

@@ -98,3 +98,8 @@ def test_a_table_written_by_other_rules_is_rebuilt(spark, replays, tmp_path, mon
     rebuilt = run(spark, replays, tmp_path)
     assert rebuilt["ingest"]["read_files"] == 12
     assert_counts_like_python(rebuilt, replays)
+
+
+def test_the_manifest_names_the_header_columns_the_parse_keeps():
+    from backend.stats import load, manifest
+    assert manifest.HEADER_COLUMNS == load.HEADER_COLUMNS

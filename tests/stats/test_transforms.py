@@ -11,7 +11,6 @@ from pyspark.testing import assertDataFrameEqual
 from backend.stats import cluster_metrics as cm
 from backend.stats import lesson_metrics as lm
 from backend.stats import sandbox_metrics as sm
-from backend.stats.aggregate import scoped
 from backend.stats.events import attribute_faults, relevant
 from backend.stats.load import RECORD_COLUMNS
 from backend.stats.schema import RECORD_TYPES
@@ -200,28 +199,7 @@ def test_user_faults_get_what_followed_them_before_the_next_fault(records):
             messages_lost=0, fenced_writes=0, stale_rejections=0)])
 
 
-# -- scopes, loading, filtering ------------------------------------------------------------------
-def test_scoped_aggregates_once_per_scope_with_the_other_dimensions_null(spark):
-    df = spark.createDataFrame(
-        [("2026-11-20", "lesson", "A", "l1", "s1", 10), ("2026-11-20", "lesson", "A", "l1", "s2", 30),
-         ("2026-11-21", "sandbox", "B", None, "s3", 50)],
-        "date string, mode string, class_id string, lesson_id string, student string, ms long")
-    got = scoped(df, [F.count(F.lit(1)).alias("n"), F.sum("ms").alias("total")], scopes=("overall", "class", "lesson"))
-    assertDataFrameEqual(got, [
-        Row(scope="overall", date=None, mode=None, class_id=None, lesson_id=None, student=None, n=3, total=90),
-        Row(scope="class", date=None, mode=None, class_id="A", lesson_id=None, student=None, n=2, total=40),
-        Row(scope="class", date=None, mode=None, class_id="B", lesson_id=None, student=None, n=1, total=50),
-        Row(scope="lesson", date=None, mode=None, class_id=None, lesson_id="l1", student=None, n=2, total=40),
-        Row(scope="lesson", date=None, mode=None, class_id=None, lesson_id=None, student=None, n=1, total=50)])
-
-
-def test_scoped_total_over_by_adds_an_all_row(spark):
-    df = spark.createDataFrame([("crash_broker", 10), ("crash_broker", 30), ("expire_session", 50)],
-                               "fault string, ms long")
-    got = scoped(df, [F.count(F.lit(1)).alias("n")], by=["fault"], scopes=("overall",), total_over_by=True)
-    assert {(r.fault, r.n) for r in got.collect()} == {("crash_broker", 2), ("expire_session", 1), ("(all)", 3)}
-
-
+# -- loading, filtering ------------------------------------------------------------------
 def test_the_relevant_filter_keeps_everything_the_transforms_read(records):
     df = records(fault(1, "crash_broker", source="user"), part(2, 10, "OfflinePartition"),
                  {"kind": "replica", "seq": 3, "ts_ms": 11, "to_state": "OfflineReplica"},
