@@ -95,3 +95,24 @@ def test_the_controller_answers_alter_isr_with_kafkas_errors(start_cluster):
     rejected = [r for r in recorder.of("request", op="AlterIsr", to_state="rejected")]
     assert {r.detail["error"] for r in rejected} == {"STALE_BROKER_EPOCH", "NOT_CONTROLLER"}
     assert all(r.controller_id is not None for r in rejected)
+
+
+def _reassign_to_a_new_replica(start_cluster, ibp_version):
+    """t-0 on [0] moves to [0, 1]: the reassignment completes once 1 joins the ISR."""
+    cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0]}}},
+                                      config={**FAST, "inter.broker.protocol.version": ibp_version})
+    cluster.admin.reassign_partitions({TP: [0, 1]}, validate=False)
+    poll_until(lambda: recorder.of("controller", to_state="reassigned"), 20, "the reassignment to complete")
+    return recorder
+
+
+def test_below_2_7_the_controller_watches_a_reassigning_partitions_state(start_cluster):
+    recorder = _reassign_to_a_new_replica(start_cluster, "2.6")
+    fired = recorder.of("controller_event", op="PartitionReassignmentIsrChange", to_state="processed")
+    assert fired, "the leader's ISR write to the state znode fired PartitionReassignmentIsrChange"
+
+
+def test_from_2_7_the_alter_isr_answer_completes_the_reassignment_without_that_watch(start_cluster):
+    recorder = _reassign_to_a_new_replica(start_cluster, "2.7")
+    assert recorder.of("request", op="AlterIsr", to_state="applied")
+    assert not recorder.of("controller_event", op="PartitionReassignmentIsrChange")
