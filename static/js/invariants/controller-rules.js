@@ -3,7 +3,7 @@
  * backend/view/controller_rules.py. A believer with an older epoch is a zombie: named, and
  * marked harmless once ZooKeeper or a broker fenced it.
  */
-import {isObject} from '../record.js';
+import {BROKER_TO_CONTROLLER_REQUESTS, isObject} from '../record.js';
 import {andText, closeViolation, eventViolation, isInt, openViolation, str} from './violations.js';
 
 export function controllerEpoch(c, r, data) {
@@ -110,17 +110,13 @@ export function onBroker(c, view, r) {
   }
 }
 
-/** Requests a broker sends to the controller: their `applied` is the controller's, so they say
- * nothing about what epochs a broker has seen (spacetime-model.js draws them the other way). */
-const BROKER_TO_CONTROLLER = new Set(['AlterIsr']);
-
 export function onRequest(c, view, r) {
   const toState = r.to_state;
   const broker = r.broker_id;
   const epoch = r.controller_epoch;
   const name = r.op || r.subject.slice('request:'.length);
   const rule = c.rules.no_stale_apply;
-  if (BROKER_TO_CONTROLLER.has(name)) return; // applied by the controller, not by broker_id
+  if (BROKER_TO_CONTROLLER_REQUESTS.has(name)) return; // applied by the controller: says nothing of broker_id's epochs
   if (toState === 'applied' && broker !== null && isInt(epoch)) {
     const seen = c.memo.applied[broker] ?? null;
     if (seen !== null && epoch < seen) {
