@@ -116,3 +116,21 @@ def test_from_2_7_the_alter_isr_answer_completes_the_reassignment_without_that_w
     recorder = _reassign_to_a_new_replica(start_cluster, "2.7")
     assert recorder.of("request", op="AlterIsr", to_state="applied")
     assert not recorder.of("controller_event", op="PartitionReassignmentIsrChange")
+
+
+def test_an_unanswered_alter_isr_is_sent_again_to_the_next_controller(start_cluster):
+    """The controller freezes with the request in its queue: no answer comes (Kafka's
+    AlterIsrReceived.preempt does nothing), so after request.timeout.ms the leader sends it again,
+    to the controller its metadata names by then."""
+    cluster, recorder = start_cluster(brokers=(0, 1, 2), topics={"t": {"assignment": {0: [1, 2]}}},
+                                      config={**FAST, "zookeeper.session.timeout.ms": 1000,
+                                              "request.timeout.ms": 1500})
+    assert cluster.controller_id() == 0
+    cluster.brokers[0].pause()
+    cluster.brokers[2].data.stalled.add(None)
+    poll_until(lambda: recorder.of("request", op="AlterIsr", to_state="applied"), 20, "an answer")
+    sent = recorder.of("request", op="AlterIsr", to_state="sent")
+    [applied] = recorder.of("request", op="AlterIsr", to_state="applied")
+    assert sent[0].controller_id == 0 and applied.controller_id != 0
+    assert applied.subject == sent[-1].subject and sent[-1].controller_id == applied.controller_id
+    assert json.loads(cluster.admin.zk.get(paths.partition_state_path("t", 0))[0])["isr"] == [1]

@@ -139,7 +139,7 @@ class AlterIsrReceived(ControllerEvent):
     ``(TopicPartition, LeaderAndIsr)`` pairs, the ISR it wants at the version it knows;
     ``callback(error=…, partitions=…)`` answers it."""
 
-    preempt_error: ClassVar[str] = "NOT_CONTROLLER"
+    preempt_error: ClassVar[str | None] = None  # Kafka 2.8's preempt does nothing: the broker's request times out
     broker_id: int
     broker_epoch: int
     partitions: tuple[tuple[Any, Any], ...] = ()
@@ -184,7 +184,7 @@ class AutoPreferredReplicaLeaderElection(ControllerEvent):
 
 @_event(S.ControlledShutdown)
 class ControlledShutdown(ControllerEvent):
-    preempt_error: ClassVar[str] = "STALE_CONTROLLER_EPOCH"
+    preempt_error: ClassVar[str | None] = "STALE_CONTROLLER_EPOCH"
     broker_id: int
     broker_epoch: int
     callback: Any = field(default=None, compare=False, repr=False)

@@ -9,6 +9,9 @@ replica thread:
 
 * a whole-request error (``NOT_CONTROLLER``, ``STALE_BROKER_EPOCH``, ``UNKNOWN_SERVER_ERROR``):
   everything is sent again 50 ms later;
+* no answer within ``request.timeout.ms`` (the controller died, or its queue was cleared for an
+  expired session — AlterIsrReceived's ``preempt`` does nothing): sent again, to the controller
+  the metadata names then (Kafka's channel does so when the connection times out);
 * per partition, ``UNKNOWN_TOPIC_OR_PARTITION``, ``FENCED_LEADER_EPOCH`` or
   ``INVALID_UPDATE_VERSION``: the leader gives up and its ISR stays pending until the next
   LeaderAndIsr (the controller changed the partition; it will say so); another error: sent again;
@@ -20,6 +23,7 @@ An answer for an ISR the leader no longer proposes is ignored.
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from typing import Callable, Iterator
 
 from backend.core.broker.replica_manager import BrokerState, HostedPartition
@@ -48,6 +52,8 @@ class AlterIsrManager:
         self._correlation_ids = correlation_ids
         self._unsent: dict[TopicPartition, tuple[LeaderAndIsr, str]] = {}
         self._in_flight: dict[TopicPartition, LeaderAndIsr] | None = None
+        self._in_flight_id: int | None = None
+        self._deadline = 0.0
         self._answers: deque = deque()
         self._not_before = 0.0
 
@@ -66,21 +72,26 @@ class AlterIsrManager:
     def has_pending(self) -> bool:
         return bool(self._unsent) or self._in_flight is not None
 
-    def tick(self, now: float, config=None) -> None:
+    def tick(self, now: float, config) -> None:
         """On the replica thread: take the answers that came, then send what is queued."""
         while self._answers:
-            self._on_answer(now, *self._answers.popleft())
+            correlation_id, error, partitions = self._answers.popleft()
+            if correlation_id == self._in_flight_id:  # not an answer to a request given up on
+                self._on_answer(now, error, partitions)
+        if self._in_flight is not None and now > self._deadline:
+            self._in_flight = self._in_flight_id = None  # timed out: the queued changes go again
         if self._unsent and self._in_flight is None and now >= self._not_before:
-            self._send(now)
+            self._send(now, config["request.timeout.ms"])
 
-    def _send(self, now: float) -> None:
+    def _send(self, now: float, timeout_ms: float) -> None:
         state = self._state()
         endpoint = self._peers.controller_endpoint(state.controller_id) if state.controller_id >= 0 else None
         if endpoint is None:
             self._not_before = now + RETRY_MS  # no controller known yet: try again shortly
             return
         self._in_flight = {tp: proposed for tp, (proposed, _) in self._unsent.items()}
-        correlation_id = next(self._correlation_ids)
+        correlation_id = self._in_flight_id = next(self._correlation_ids)
+        self._deadline = now + timeout_ms
         notes = " ".join(note for _, note in self._unsent.values())
         self._emit(Record(
             kind="request", subject=request_subject("AlterIsr", correlation_id), to_state="sent", op="AlterIsr",
@@ -91,14 +102,15 @@ class AlterIsrManager:
                 str(tp): {"leader_epoch": p.leader_epoch, "new_isr": list(p.isr), "current_isr_version": p.zk_version}
                 for tp, p in sorted(self._in_flight.items())}}))
         endpoint.put(ev.AlterIsrReceived(self.broker_id, state.broker_epoch, tuple(sorted(self._in_flight.items())),
-                                         correlation_id, self._answered))
+                                         correlation_id, partial(self._answered, correlation_id)))
 
-    def _answered(self, error: str, partitions: dict | None = None, message: str | None = None) -> None:
+    def _answered(self, correlation_id: int, error: str, partitions: dict | None = None, message: str | None = None
+                  ) -> None:
         """The controller's answer (on its thread): kept for the replica thread."""
-        self._answers.append((error, partitions or {}))
+        self._answers.append((correlation_id, error, partitions or {}))
 
     def _on_answer(self, now: float, error: str, partitions: dict) -> None:
-        sent, self._in_flight = self._in_flight or {}, None
+        sent, self._in_flight, self._in_flight_id = self._in_flight or {}, None, None
         if error != "NONE":
             self._not_before = now + RETRY_MS
             return

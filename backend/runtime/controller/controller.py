@@ -132,10 +132,11 @@ class KafkaController:
                               self.gauges.unclean_elections, under_replicated)
 
     def _preempt(self, queued: QueuedEvent) -> None:
-        """Kafka's ``ControlledShutdown.preempt`` (STALE_CONTROLLER_EPOCH) and
-        ``AlterIsrReceived.preempt`` (NOT_CONTROLLER): the waiting broker is answered at once."""
+        """Kafka's ``ControlledShutdown.preempt``: the waiting broker is answered at once
+        (STALE_CONTROLLER_EPOCH). ``AlterIsrReceived.preempt`` does nothing: the leader's
+        request times out and is sent again."""
         callback = getattr(queued.event, "callback", None)
-        if callback is not None:
+        if callback is not None and queued.event.preempt_error is not None:
             callback(error=queued.event.preempt_error, message="the event was preempted: the controller moved")
 
     def emit(self, records: list[Record]) -> list[Record]:
