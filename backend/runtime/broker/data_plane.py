@@ -217,11 +217,11 @@ class DataPlane:
                 joiners = state.ready_to_join(log.high_watermark, log.epoch_start_offset(state.leader_epoch))
             if joiners:
                 self._change_isr(tp, partition, (*partition.isr, *joiners), "expanded", (
-                    f"Leader {self.broker_id} added {joiners} to the ISR of {tp}: caught up to the high watermark "
+                    f"Leader {self.broker_id} takes {joiners} into the ISR of {tp}: caught up to the high watermark "
                     f"{log.high_watermark}."))
             elif laggards:
                 self._change_isr(tp, partition, tuple(r for r in partition.isr if r not in laggards), "shrunk", (
-                    f"Leader {self.broker_id} removed {laggards} from the ISR of {tp}: not caught up for "
+                    f"Leader {self.broker_id} drops {laggards} from the ISR of {tp}: not caught up for "
                     f"{lag_max} ms (replica.lag.time.max.ms)."))
         self._purgatory.complete(now)
 
@@ -282,8 +282,8 @@ class DataPlane:
             return "NOT_LEADER_OR_FOLLOWER", None
         if self.log(produce.tp).high_watermark >= produce.required_offset:
             min_isr = self._topic_setting(produce.tp.topic, "min.insync.replicas")
-            error = "NONE" if len(state.isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
-            return error, tuple(state.isr)
+            error = "NONE" if len(state.maximal_isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+            return error, tuple(state.maximal_isr)  # Kafka's checkEnoughReplicasReachOffset
         if now > produce.deadline:
             return "REQUEST_TIMED_OUT", None
         return None
