@@ -43,6 +43,8 @@ def test_in_a_2_8_cluster_the_leader_asks_the_controller_with_alter_isr(start_cl
     poll_until(lambda: cluster.brokers[2].partitions()[TP].isr == (2,), 10, "the leader to believe the new ISR")
     assert _children(cluster, paths.ISR_CHANGE_NOTIFICATION) == []
     assert not recorder.of("controller_event", op="IsrChangeNotification")
+    # ControllerState.IsrChange times AlterIsrReceived as it timed IsrChangeNotification
+    assert cluster.metrics()["brokers"][str(controller)]["IsrChangeRateAndTimeMs"]["count"] >= 1
     registration = json.loads(cluster.admin.zk.get(paths.broker_path(0))[0])
     assert registration["version"] == 5 and registration["features"] == {}
     assert json.loads(cluster.admin.zk.get(paths.topic_path("t"))[0]).get("topic_id")
