@@ -51,14 +51,17 @@ class AlterIsrManager:
         self._peers = peers
         self._correlation_ids = correlation_ids
         self._unsent: dict[TopicPartition, tuple[LeaderAndIsr, str]] = {}
-        self._in_flight: dict[TopicPartition, LeaderAndIsr] | None = None
+        """Touched by the replica thread only; other threads queue in ``_cleared`` and ``_answers``."""
+        self._in_flight: dict[TopicPartition, tuple[LeaderAndIsr, str]] | None = None
         self._in_flight_id: int | None = None
         self._deadline = 0.0
         self._answers: deque = deque()
+        self._cleared: deque = deque()
         self._not_before = 0.0
 
     def change(self, tp: TopicPartition, partition: HostedPartition, isr: tuple[int, ...], how: str, note: str) -> None:
         """``Partition.sendAlterIsrRequest``: the ISR becomes pending and the change is queued."""
+        self._forget_cleared()
         if tp in self._unsent:
             return
         proposed = LeaderAndIsr(partition.leader, partition.leader_epoch, tuple(isr), partition.zk_version)
@@ -66,14 +69,20 @@ class AlterIsrManager:
         self._unsent[tp] = (proposed, note)
 
     def clear_pending(self, tp: TopicPartition) -> None:
-        """``clearPending``: a LeaderAndIsr made this broker leader anew (or follower)."""
-        self._unsent.pop(tp, None)
+        """``clearPending``: a LeaderAndIsr made this broker leader anew (or follower). Called on a
+        request handler's thread: the replica thread drops the queued change."""
+        self._cleared.append(tp)
+
+    def _forget_cleared(self) -> None:
+        while self._cleared:
+            self._unsent.pop(self._cleared.popleft(), None)
 
     def has_pending(self) -> bool:
         return bool(self._unsent) or self._in_flight is not None
 
     def tick(self, now: float, config) -> None:
         """On the replica thread: take the answers that came, then send what is queued."""
+        self._forget_cleared()
         while self._answers:
             correlation_id, error, partitions = self._answers.popleft()
             if correlation_id == self._in_flight_id:  # not an answer to a request given up on
@@ -89,10 +98,10 @@ class AlterIsrManager:
         if endpoint is None:
             self._not_before = now + RETRY_MS  # no controller known yet: try again shortly
             return
-        self._in_flight = {tp: proposed for tp, (proposed, _) in self._unsent.items()}
+        self._in_flight = dict(self._unsent)
         correlation_id = self._in_flight_id = next(self._correlation_ids)
         self._deadline = now + timeout_ms
-        notes = " ".join(note for _, note in self._unsent.values())
+        notes = " ".join(note for _, note in self._in_flight.values())
         self._emit(Record(
             kind="request", subject=request_subject("AlterIsr", correlation_id), to_state="sent", op="AlterIsr",
             broker_id=self.broker_id, controller_id=state.controller_id, controller_epoch=state.controller_epoch,
@@ -100,9 +109,10 @@ class AlterIsrManager:
                  f"(AlterIsr); until the answer the change is pending.",
             detail={"broker_epoch": state.broker_epoch, "partitions": {
                 str(tp): {"leader_epoch": p.leader_epoch, "new_isr": list(p.isr), "current_isr_version": p.zk_version}
-                for tp, p in sorted(self._in_flight.items())}}))
-        endpoint.put(ev.AlterIsrReceived(self.broker_id, state.broker_epoch, tuple(sorted(self._in_flight.items())),
-                                         correlation_id, partial(self._answered, correlation_id)))
+                for tp, (p, _) in sorted(self._in_flight.items())}}))
+        proposals = tuple((tp, p) for tp, (p, _) in sorted(self._in_flight.items()))
+        endpoint.put(ev.AlterIsrReceived(self.broker_id, state.broker_epoch, proposals, correlation_id,
+                                         partial(self._answered, correlation_id)))
 
     def _answered(self, correlation_id: int, error: str, partitions: dict | None = None, message: str | None = None
                   ) -> None:
@@ -114,22 +124,23 @@ class AlterIsrManager:
         if error != "NONE":
             self._not_before = now + RETRY_MS
             return
-        for tp, proposed in sent.items():
+        for tp, item in sent.items():
             if tp not in partitions:
                 continue
-            queued = self._unsent.get(tp)
-            if queued is not None and queued[0] == proposed:
+            if self._unsent.get(tp) == item:
                 del self._unsent[tp]
-            self._on_partition(tp, proposed, *partitions[tp])
+            self._on_partition(tp, item, *partitions[tp])
 
-    def _on_partition(self, tp: TopicPartition, proposed: LeaderAndIsr, error: str, state: LeaderAndIsr | None) -> None:
+    def _on_partition(self, tp: TopicPartition, item: tuple[LeaderAndIsr, str], error: str,
+                      state: LeaderAndIsr | None) -> None:
         """``handleAlterIsrResponse``: only while the leader still proposes exactly this ISR."""
+        proposed = item[0]
         if self._holder.pending_isr(tp, proposed.leader_epoch) != proposed.isr:
             return
         if error in GIVE_UP:
             return  # stays pending until the next LeaderAndIsr
         if error != "NONE":
-            self._unsent[tp] = (proposed, "Again:")
+            self._unsent[tp] = item  # sent again
             return
         if state.leader_epoch != proposed.leader_epoch or state.zk_version < proposed.zk_version:
             return

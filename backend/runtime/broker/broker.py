@@ -23,10 +23,10 @@ import time
 from dataclasses import replace
 from typing import Mapping
 
+from backend.core import ibp
 from backend.core.broker.replica_manager import (
     BrokerState, HostedPartition, handle_leader_and_isr, handle_stop_replica, handle_update_metadata,
 )
-from backend.core import ibp
 from backend.core.config import KafkaConfig
 from backend.core.controller import events as ev
 from backend.core.model import TopicPartition

@@ -17,7 +17,7 @@ Logs live on the broker object, so they survive a crash and restart, as on disk.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol
 
 from backend.core import ibp
 from backend.core.broker.log import Log, LogEntry
@@ -27,8 +27,8 @@ from backend.core.config import KafkaConfig
 from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.core.subjects import partition_subject
-from backend.runtime.broker.fetcher import ReplicaFetcher
 from backend.runtime.broker.alter_isr_manager import AlterIsrManager
+from backend.runtime.broker.fetcher import ReplicaFetcher
 from backend.runtime.broker.isr_manager import ZkIsrManager
 from backend.runtime.broker.purgatory import DelayedProduce, ProducePurgatory
 from backend.runtime.lab_clock import LabClock
@@ -62,9 +62,10 @@ class ReplicaHost(Protocol):
 
 class DataPlane:
     def __init__(self, broker_id: int, host: ReplicaHost, *, clock: LabClock, emit: Emit, ledger: AckLedger,
-                 topic_setting: Callable[[str, str], Any], peers: BrokerDirectory, correlation_ids) -> None:
-        """``peers`` reaches the leaders this broker follows; ``ledger`` is told what leaders
-        append and checks each new leader's log for acknowledged messages it lacks."""
+                 topic_setting: Callable[[str, str], Any], peers: BrokerDirectory, correlation_ids: Iterator[int]) -> None:
+        """``peers`` reaches the leaders this broker follows, and the controller (AlterIsr, whose
+        requests take ``correlation_ids``); ``ledger`` is told what leaders append and checks
+        each new leader's log for acknowledged messages it lacks."""
         self.broker_id = broker_id
         self._host = host
         self._clock = clock
