@@ -77,7 +77,8 @@ SETTINGS: Mapping[str, Setting] = MappingProxyType({s.name: s for s in (
             "Lab only: how long a broker's request thread spends on each produce request (its disk write), so "
             "a burst of produce requests can hold up the controller's requests behind it (KIP-291).", maximum=10_000),
     Setting("kclab.isr.change.propagation.interval.ms", int, 2500, 500,
-            "Lab only: Kafka checks pending ISR changes every 2.5 s before writing /isr_change_notification.",
+            "Lab only: below inter.broker.protocol.version 2.7, Kafka checks pending ISR changes every 2.5 s before "
+            "writing /isr_change_notification.",
             maximum=60_000),
     Setting("kclab.zk.pipelined.writes", bool, True, True,
             "Lab only: the controller sends its ZooKeeper writes without waiting for each answer (pipelined, "
