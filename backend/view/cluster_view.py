@@ -193,7 +193,8 @@ def _request(view: dict, r: dict) -> None:
     request = view["requests"].setdefault(key, {"name": r.get("op"), "from": sender,
                                                 "epoch": r.get("controller_epoch"), "to": receiver,
                                                 "sent_seq": r["seq"]})
-    request.update(state=r.get("to_state"), outcome=r.get("outcome"), seq=r["seq"])
+    request.update(state=r.get("to_state"), outcome=r.get("outcome"), error=(r.get("detail") or {}).get("error"),
+                   seq=r["seq"])
     if len(view["requests"]) > REQUESTS_KEPT:
         oldest = min(view["requests"], key=lambda k: view["requests"][k]["seq"])
         del view["requests"][oldest]

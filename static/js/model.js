@@ -188,7 +188,7 @@ function request(view, r) {
   const [from, to] = BROKER_TO_CONTROLLER_REQUESTS.has(r.op) ? [r.broker_id, r.controller_id]
     : [r.controller_id, r.broker_id];
   view.requests[key] ??= {name: r.op, from, epoch: r.controller_epoch, to, sent_seq: r.seq};
-  Object.assign(view.requests[key], {state: r.to_state, outcome: r.outcome, seq: r.seq});
+  Object.assign(view.requests[key], {state: r.to_state, outcome: r.outcome, error: r.detail?.error ?? null, seq: r.seq});
   const keys = Object.keys(view.requests);
   if (keys.length > REQUESTS_KEPT) {
     const oldest = keys.reduce((a, b) => (view.requests[b].seq < view.requests[a].seq ? b : a));
