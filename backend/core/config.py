@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .ibp import NAMES as IBP_NAMES
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -28,6 +30,8 @@ class Setting:
     static: bool = False
     """Kafka reads it once, when the broker starts (a "read-only" broker setting): a change
     applies to a broker only after it restarts."""
+    choices: tuple[str, ...] | None = None
+    """The only values a text setting may take (a YAML number such as ``2.6`` is read as text)."""
 
 
 # ZooKeeper accepts session timeouts of 2 to 20 ticks unless its server sets other bounds; the
@@ -63,13 +67,18 @@ SETTINGS: Mapping[str, Setting] = MappingProxyType({s.name: s for s in (
             "With acks=all, a write needs at least this many replicas in the ISR.", topic_level=True,
             maximum=1000),
     Setting("request.timeout.ms", int, 30000, 5000, "How long a produce request waits for the ISR.", maximum=HOUR_MS),
+    Setting("inter.broker.protocol.version", str, "2.8", "2.8",
+            "The protocol brokers speak to each other: from 2.7 a leader asks the controller to change its ISR "
+            "(AlterIsr) and registrations carry features; from 2.8 topics get ids. 2.6 and older: leaders write "
+            "ISR changes to ZooKeeper themselves.", static=True, choices=IBP_NAMES),
     Setting("control.plane.listener.name", str, None, None,
             "When set, controller requests get their own queue on every broker (KIP-291).", static=True),
     Setting("kclab.request.handling.ms", int, 0, 0,
             "Lab only: how long a broker's request thread spends on each produce request (its disk write), so "
             "a burst of produce requests can hold up the controller's requests behind it (KIP-291).", maximum=10_000),
     Setting("kclab.isr.change.propagation.interval.ms", int, 2500, 500,
-            "Lab only: Kafka checks pending ISR changes every 2.5 s before writing /isr_change_notification.",
+            "Lab only: below inter.broker.protocol.version 2.7, Kafka checks pending ISR changes every 2.5 s before "
+            "writing /isr_change_notification.",
             maximum=60_000),
     Setting("kclab.zk.pipelined.writes", bool, True, True,
             "Lab only: the controller sends its ZooKeeper writes without waiting for each answer (pipelined, "
@@ -109,7 +118,17 @@ def parse_value(name: str, value: Any) -> Any:
         if setting.maximum is not None and parsed > setting.maximum:
             raise ConfigError(f"{name} must be at most {setting.maximum}, got {parsed}")
         return parsed
+    if setting.choices is not None:
+        return _choice(setting, value)
     return str(value)
+
+
+def _choice(setting: Setting, value: Any) -> str:
+    """A text setting with fixed values; YAML reads ``2.6`` as a number, so numbers are taken as written."""
+    text = repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, bool) or text not in setting.choices:
+        raise ConfigError(f"{setting.name} must be one of {', '.join(setting.choices)}, got {value!r}")
+    return text
 
 
 def config_string(value: Any) -> str:

@@ -28,6 +28,9 @@ OUTCOMES = (
     "ok", "rejected_stale_epoch", "bad_version", "invalid_transition", "no_leader", "error",
     "data_loss", "refused",
 )
+BROKER_TO_CONTROLLER_REQUESTS = frozenset({"AlterIsr"})
+"""``request`` records of requests a broker sends to the controller: ``broker_id`` is the sender,
+``controller_id`` the receiver, and ``applied`` / ``rejected`` are the controller's answer."""
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,18 @@ def setting_schema(name: str) -> dict:
     setting = SETTINGS[name]
     bounds = {"minimum": setting.minimum, **({"maximum": setting.maximum} if setting.maximum is not None else {})}
     base = {bool: {"type": "boolean"}, int: {"type": "integer", **bounds}}.get(setting.type, {"type": "string"})
+    if setting.choices is not None:  # YAML reads 2.6 as a number: both spellings are allowed
+        numbers = sorted({float(c) for c in setting.choices if _is_number(c)})
+        base = {"anyOf": [{"enum": list(setting.choices)}, *([{"enum": numbers}] if numbers else [])]}
     return {"anyOf": [base, {"type": "null"}]} if setting.kafka_default is None else base
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def check_setting_value(name: str, value) -> tuple[object, str | None]:
@@ -128,8 +139,9 @@ def check_setting_value(name: str, value) -> tuple[object, str | None]:
     setting = SETTINGS[name]
     if value is None:
         return (None, None) if setting.kafka_default is None else (value, f"{name} must have a value, not null")
+    text = isinstance(value, str) or (setting.choices is not None and isinstance(value, float))
     expected = {bool: (isinstance(value, bool), "true or false"),
-                int: (is_int(value), "an integer of at least 0")}.get(setting.type, (isinstance(value, str), "text"))
+                int: (is_int(value), "an integer of at least 0")}.get(setting.type, (text, "text"))
     if not expected[0]:
         return value, f"{name} must be {expected[1]}, got {shown(value)}"
     try:

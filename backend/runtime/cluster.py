@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable
 
+from backend.core import ibp
 from backend.core.assignment import assign_replicas_to_brokers
 from backend.core.config import KafkaConfig, config_string, topic_config_value
 from backend.core.records import Record, SessionHeader
@@ -119,7 +120,8 @@ class Cluster:
         else:  # as Kafka's admin tools do: over the brokers registered in /brokers/ids
             assignment = assign_replicas_to_brokers(spec.partitions, spec.replication_factor,
                                                     self.admin.list_brokers(), rng=random.Random(topic))
-        self.admin.create_topic(topic, assignment, config)
+        self.admin.create_topic(topic, assignment, config,
+                                uses_topic_id=ibp.uses_topic_id(self.config["inter.broker.protocol.version"]))
         self.topic_configs[topic] = dict(spec.config)
         return assignment
 

@@ -19,6 +19,7 @@ import copy
 import re
 from typing import Any, Iterable
 
+from backend.core.records import BROKER_TO_CONTROLLER_REQUESTS
 from backend.view.lesson_view import fold_lesson
 
 REQUESTS_KEPT = 60
@@ -197,10 +198,13 @@ def _controller_event(view: dict, r: dict) -> None:
 
 def _request(view: dict, r: dict) -> None:
     key = r["subject"][len("request:"):]
-    request = view["requests"].setdefault(key, {"name": r.get("op"), "from": r.get("controller_id"),
-                                                "epoch": r.get("controller_epoch"), "to": r.get("broker_id"),
+    ends = (r.get("broker_id"), r.get("controller_id"))
+    sender, receiver = ends if r.get("op") in BROKER_TO_CONTROLLER_REQUESTS else ends[::-1]
+    request = view["requests"].setdefault(key, {"name": r.get("op"), "from": sender,
+                                                "epoch": r.get("controller_epoch"), "to": receiver,
                                                 "sent_seq": r["seq"]})
-    request.update(state=r.get("to_state"), outcome=r.get("outcome"), seq=r["seq"])
+    request.update(state=r.get("to_state"), outcome=r.get("outcome"), error=(r.get("detail") or {}).get("error"),
+                   seq=r["seq"])
     if len(view["requests"]) > REQUESTS_KEPT:
         oldest = min(view["requests"], key=lambda k: view["requests"][k]["seq"])
         del view["requests"][oldest]

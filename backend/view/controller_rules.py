@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from backend.core.records import BROKER_TO_CONTROLLER_REQUESTS
 from backend.view.violations import and_text, close_violation, event_violation, is_int, open_violation
 
 
@@ -112,6 +113,8 @@ def on_request(c: dict, view: dict, r: dict) -> None:
     to_state, broker, epoch = r.get("to_state"), r.get("broker_id"), r.get("controller_epoch")
     name = r.get("op") or r["subject"][len("request:"):]
     rule = c["rules"]["no_stale_apply"]
+    if name in BROKER_TO_CONTROLLER_REQUESTS:
+        return  # applied by the controller, not by ``broker_id``: says nothing of the epochs a broker saw
     if to_state == "applied" and broker is not None and is_int(epoch):
         seen = c["memo"]["applied"].get(str(broker))
         if seen is not None and epoch < seen:

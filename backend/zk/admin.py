@@ -114,13 +114,17 @@ class AdminZkClient:
     # -- topics (§9, §14) ----------------------------------------------------------------------
     def create_topic(self, topic: str, assignment: Mapping[int, Sequence[int]],
                      config: Mapping[str, Any] | None = None, topic_id: str | None = None,
-                     known_brokers: Iterable[int] | None = None) -> str:
+                     known_brokers: Iterable[int] | None = None, uses_topic_id: bool = True) -> str | None:
         """``createTopicWithAssignment``: validate, write ``/config/topics/T``, create
-        ``/brokers/topics/T`` (v3, with a new topic id). Returns the topic id."""
+        ``/brokers/topics/T`` (v3, with a new topic id when ``uses_topic_id``: the cluster's
+        inter.broker.protocol.version is 2.8 or newer). Returns the topic id (or ``None``)."""
         validate_topic_name(topic)
         replicas = validate_assignment(assignment, known_brokers)
         overrides = validate_topic_config(config or {})
-        topic_id = codec.new_topic_id() if topic_id is None else codec.parse_topic_id(topic_id)
+        if topic_id is not None:
+            topic_id = codec.parse_topic_id(topic_id)
+        elif uses_topic_id:
+            topic_id = codec.new_topic_id()
         existing = self.list_topics()
         if topic in existing:
             raise TopicExistsException(f"Topic '{topic}' already exists.")

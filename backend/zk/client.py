@@ -46,10 +46,11 @@ class KafkaZkClient:
         for path in paths.PERSISTENT_PATHS:
             self.zk.ensure_path(path)
 
-    def register_broker(self, broker_id: int, host: str = "localhost", port: int = 9092) -> int:
-        """Create ``/brokers/ids/<id>`` (ephemeral) and return its czxid: the broker epoch."""
+    def register_broker(self, broker_id: int, host: str = "localhost", port: int = 9092, version: int = 5) -> int:
+        """Create ``/brokers/ids/<id>`` (ephemeral) and return its czxid: the broker epoch.
+        ``version``: 5 (with ``features``) from inter.broker.protocol.version 2.7, else 4."""
         path = paths.broker_path(broker_id)
-        data = codec.encode_broker(host, port)
+        data = codec.encode_broker(host, port, version=version)
         try:
             _, stat = self.zk.create(path, data, ephemeral=True, include_data=True)
             return stat.czxid
@@ -123,7 +124,15 @@ class KafkaZkClient:
 
     def watch_brokers(self, broker_ids: Iterable[int], watch: Callable[[int], Watch]) -> None:
         """Arm a data watch on each registration (``registerBrokerModificationsHandler``)."""
-        for handle in [self.zk.exists_async(paths.broker_path(b), watch=as_watch(watch(b))) for b in broker_ids]:
+        self._watch_each({paths.broker_path(b): watch(b) for b in broker_ids})
+
+    def watch_partition_states(self, partitions: Iterable[TopicPartition], watch: Callable[[TopicPartition], Watch]
+                               ) -> None:
+        """Arm a data watch on each partition's state znode (``PartitionReassignmentIsrChangeHandler``)."""
+        self._watch_each({paths.partition_state_path(tp.topic, tp.partition): watch(tp) for tp in partitions})
+
+    def _watch_each(self, watches: dict[str, Watch]) -> None:
+        for handle in [self.zk.exists_async(path, watch=as_watch(w)) for path, w in watches.items()]:
             handle.get(timeout=TIMEOUT_S)
 
     def get_all_topics(self, watch: Watch | None = None) -> set[str]:

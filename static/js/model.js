@@ -12,7 +12,7 @@
  */
 import {checkRules, emptyChecks} from './invariants-model.js';
 import {foldLesson} from './lesson-model.js';
-import {isObject, normalize} from './record.js';
+import {BROKER_TO_CONTROLLER_REQUESTS, isObject, normalize} from './record.js';
 
 export const REQUESTS_KEPT = 60;
 const STATE_PATH = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
@@ -194,9 +194,10 @@ function controllerEvent(view, r) {
 
 function request(view, r) {
   const key = r.subject.slice('request:'.length);
-  view.requests[key] ??= {name: r.op, from: r.controller_id, epoch: r.controller_epoch, to: r.broker_id,
-    sent_seq: r.seq};
-  Object.assign(view.requests[key], {state: r.to_state, outcome: r.outcome, seq: r.seq});
+  const [from, to] = BROKER_TO_CONTROLLER_REQUESTS.has(r.op) ? [r.broker_id, r.controller_id]
+    : [r.controller_id, r.broker_id];
+  view.requests[key] ??= {name: r.op, from, epoch: r.controller_epoch, to, sent_seq: r.seq};
+  Object.assign(view.requests[key], {state: r.to_state, outcome: r.outcome, error: r.detail?.error ?? null, seq: r.seq});
   const keys = Object.keys(view.requests);
   if (keys.length > REQUESTS_KEPT) {
     const oldest = keys.reduce((a, b) => (view.requests[b].seq < view.requests[a].seq ? b : a));

@@ -13,6 +13,10 @@ import {FIELD_TYPES} from './replay-file.js';
 
 const FIELDS = Object.keys(FIELD_TYPES);
 
+/** `request` records of requests a broker sends to the controller: `broker_id` is the sender,
+ * `controller_id` the receiver (backend/core/records.py). */
+export const BROKER_TO_CONTROLLER_REQUESTS = new Set(['AlterIsr']);
+
 export function normalize(r) {
   for (const field of FIELDS) if (r[field] === undefined) r[field] = null;
   if (!isObject(r.detail)) r.detail = {};

@@ -16,11 +16,11 @@
  * partition record that wrote the same leader and epoch, the znode's owner, the controller…).
  * Items are kept in order of their first record, so the view finds what is in sight by bisection.
  */
-import {normalize} from './record.js';
+import {BROKER_TO_CONTROLLER_REQUESTS, normalize} from './record.js';
 import {LOOK, REFUSED, SESSION_EVENTS, WATCHED, broker, findLast, matches, writerLane} from './spacetime-sources.js';
 
 export {broker};
-export const BROKER_TO_CONTROLLER = new Set(['AlterIsr', 'ControlledShutdown']);
+export const BROKER_TO_CONTROLLER = new Set([...BROKER_TO_CONTROLLER_REQUESTS, 'ControlledShutdown']);
 export const ITEM_KINDS = ['zk', 'watch', 'event', 'request', 'mark'];
 const LONG = 400; // items longer than this are kept apart, so a query scans few
 const STATE = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
@@ -205,7 +205,7 @@ const ADD = {
     } else if (this.open.has(id)) {
       const item = this.open.get(id);
       item.outcome = r.to_state;
-      if (r.to_state === 'rejected') item.label += ` ✗ ${r.outcome === 'rejected_stale_epoch' ? 'STALE_CONTROLLER_EPOCH' : r.outcome}`;
+      if (r.to_state === 'rejected') item.label += ` ✗ ${r.outcome === 'rejected_stale_epoch' ? 'STALE_CONTROLLER_EPOCH' : r.detail?.error ?? r.outcome}`;
       this._extend(item, r, {lane: toLane, seq: r.seq});
     }
   },

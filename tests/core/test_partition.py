@@ -64,3 +64,16 @@ def test_a_follower_joins_only_past_the_start_of_the_leaders_epoch():
     assert state.ready_to_join(10, epoch_start_offset=12) == []
     state.on_fetch(3, 12, 12, 200)
     assert state.ready_to_join(10, epoch_start_offset=12) == [3]
+
+
+def test_while_an_alter_isr_is_pending_the_high_watermark_counts_the_larger_isr():
+    """KIP-497's maximal ISR: a shrink is not assumed to succeed, an expansion is."""
+    state = LeaderState.became_leader(0, 3, (0, 1), (0, 1, 2), now_ms=0)
+    state.on_fetch(1, 5, 10, now_ms=1)
+    state.on_fetch(2, 2, 10, now_ms=1)
+    state.pending_isr = (0,)  # shrinking 1 away: until the controller says so, 1 still counts
+    assert state.maximal_isr == (0, 1) and state.high_watermark(10) == 5
+    state.pending_isr = (0, 1, 2)  # taking 2 in: it counts at once
+    assert state.maximal_isr == (0, 1, 2) and state.high_watermark(10) == 2
+    state.isr, state.pending_isr = (0, 1, 2), None
+    assert state.maximal_isr == (0, 1, 2)

@@ -40,6 +40,25 @@ test('a request flies from the controller to a broker; refused for a stale epoch
   assert.equal(end(alter), Infinity, 'in flight until its answer');
 });
 
+test("AlterIsr's answer lands on the controller; a refusal names Kafka's error", () => {
+  seq = 0;
+  const sent = (id) => r('request', `request:AlterIsr#${id}`, {to_state: 'sent', op: 'AlterIsr', controller_id: 0,
+    controller_epoch: 1, broker_id: 2, detail: {partitions: {'t-0': {new_isr: [2]}}}});
+  const m = model([
+    sent(7),
+    r('request', 'request:AlterIsr#7', {to_state: 'applied', op: 'AlterIsr', controller_id: 0, controller_epoch: 1,
+      broker_id: 2, outcome: 'ok'}),
+    sent(8),
+    r('request', 'request:AlterIsr#8', {to_state: 'rejected', op: 'AlterIsr', controller_id: 0, controller_epoch: 1,
+      broker_id: 2, outcome: 'refused', detail: {error: 'NOT_CONTROLLER'}}),
+  ]);
+  const [answered, refused] = m.query(0, 10);
+  assert.deepEqual([answered.from, answered.to], [{lane: 'broker:2', seq: 0}, {lane: 'broker:0', seq: 1}]);
+  assert.equal(answered.outcome, 'applied');
+  assert.equal(end(answered), 1);
+  assert.match(refused.label, /AlterIsr · epoch 1 ✗ NOT_CONTROLLER/);
+});
+
 test('a write into ZooKeeper comes from the broker whose record wrote the same leader and epoch', () => {
   seq = 0;
   const m = model([election(2, 3, [2, 0]), state(2, 3, [2, 0]), state(2, 3, [2]),

@@ -47,7 +47,8 @@ def test_stop_then_restart_rejoins_the_isr(start_cluster):
     assert apply_fault(cluster, "start_broker", {"broker": 2}).ok
     wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0, 1, 2], 15, "broker 2 to rejoin the ISR")
     expanded = recorder.of("isr", to_state="expanded")
-    assert expanded and expanded[-1].broker_id == 0 and expanded[-1].detail["written_by"] == "leader"
+    # 2.8's default protocol: leader 0 asked (AlterIsr), the controller wrote
+    assert expanded and expanded[-1].broker_id == 0 and expanded[-1].detail["written_by"] == "controller"
     assert expanded[-1].leader_epoch == cluster.inspect()["partitions"]["t-0"]["leader_epoch"]  # no bump
 
 
@@ -80,7 +81,8 @@ def test_stalled_follower_is_dropped_by_its_leader_and_taken_back(start_cluster)
     assert apply_fault(cluster, "stall_follower", {"broker": 1, "topic": "t"}).ok
     wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0], 10, "leader 0 to drop stalled 1")
     shrink = recorder.of("isr", to_state="shrunk")[-1]
-    assert shrink.broker_id == 0 and "replica.lag.time.max.ms" in shrink.note
+    asked = recorder.of("request", op="AlterIsr", to_state="sent")[0]
+    assert shrink.broker_id == 0 and asked.broker_id == 0 and "replica.lag.time.max.ms" in asked.note
     assert cluster.inspect()["brokers"][1] == "alive"  # alive in ZooKeeper, out of the ISR
     assert apply_fault(cluster, "resume_follower", {"broker": 1, "topic": "t"}).ok
     wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0, 1], 10, "1 to rejoin")

@@ -37,6 +37,17 @@ class LeaderState:
     isr: tuple[int, ...]
     replicas: tuple[int, ...]
     followers: dict[int, FollowerState] = field(default_factory=dict)
+    pending_isr: tuple[int, ...] | None = None
+    """The ISR an AlterIsr in flight proposes (Kafka's ``PendingShrinkIsr``/``PendingExpandIsr``):
+    no other ISR change is tried meanwhile — nor, after a refusal, until the next LeaderAndIsr."""
+
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        """Kafka's ``maximalIsr``: while a change is pending, the high watermark counts the larger
+        of the two ISRs (a shrink is not assumed to succeed; an expansion is)."""
+        if self.pending_isr is None:
+            return self.isr
+        return self.isr + tuple(r for r in self.pending_isr if r not in self.isr)
 
     @classmethod
     def became_leader(cls, leader: int, leader_epoch: int, isr, replicas, now_ms: float) -> LeaderState:
@@ -58,9 +69,9 @@ class LeaderState:
         state.fetched_since_isr_check = True
 
     def high_watermark(self, leader_leo: int) -> int:
-        """The smallest LEO in the ISR (a follower whose LEO is still unknown counts as 0)."""
+        """The smallest LEO in the (maximal) ISR (a follower whose LEO is still unknown counts as 0)."""
         leos = [leader_leo] + [max(0, self.followers.get(r, FollowerState()).log_end_offset)
-                               for r in self.isr if r != self.leader]
+                               for r in self.maximal_isr if r != self.leader]
         return min(leos)
 
     def out_of_sync(self, now_ms: float, lag_max_ms: float) -> list[int]:

@@ -21,7 +21,8 @@ here                            Kafka
 ``topic_deletion.py``           ``TopicDeletionManager.scala``
 ``reassignment.py``             ``onPartitionReassignment`` (KIP-455)
 ``leader_balance.py``           ``ReplicaLeaderElection``, ``checkAndTriggerAutoLeaderRebalance``
-``isr_change.py``               ``processIsrChangeNotification``
+``isr_change.py``               ``processIsrChangeNotification`` (inter.broker.protocol.version < 2.7)
+``alter_isr.py``                ``processAlterIsr`` (2.7 and newer)
 ==============================  ============================================================
 
 A controller handler is a *sans-I/O program*: a generator that yields :class:`plan.Plan`

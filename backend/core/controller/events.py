@@ -129,7 +129,30 @@ class ZkPartitionReassignment(ControllerEvent):
 
 @_event(S.IsrChange)
 class IsrChangeNotification(ControllerEvent):
-    """Children of ``/isr_change_notification`` changed: a leader changed some ISRs."""
+    """Children of ``/isr_change_notification`` changed: a leader changed some ISRs
+    (inter.broker.protocol.version < 2.7)."""
+
+
+@_event(S.IsrChange)
+class AlterIsrReceived(ControllerEvent):
+    """A leader's AlterIsr request (inter.broker.protocol.version ≥ 2.7): ``partitions`` are
+    ``(TopicPartition, LeaderAndIsr)`` pairs, the ISR it wants at the version it knows;
+    ``callback(error=…, partitions=…)`` answers it."""
+
+    preempt_error: ClassVar[str | None] = None  # Kafka 2.8's preempt does nothing: the broker's request times out
+    broker_id: int
+    broker_epoch: int
+    partitions: tuple[tuple[Any, Any], ...] = ()
+    correlation_id: int = 0
+    callback: Any = field(default=None, compare=False, repr=False)
+
+
+@_event(S.AlterPartitionReassignment)
+class PartitionReassignmentIsrChange(ControllerEvent):
+    """The state znode of a reassigning partition changed (its data watch, registered only
+    below inter.broker.protocol.version 2.7, when leaders write ISR changes themselves)."""
+
+    partition: Any
 
 
 @_event(S.LeaderAndIsrResponseReceived)
@@ -161,6 +184,7 @@ class AutoPreferredReplicaLeaderElection(ControllerEvent):
 
 @_event(S.ControlledShutdown)
 class ControlledShutdown(ControllerEvent):
+    preempt_error: ClassVar[str | None] = "STALE_CONTROLLER_EPOCH"
     broker_id: int
     broker_epoch: int
     callback: Any = field(default=None, compare=False, repr=False)

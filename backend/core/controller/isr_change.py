@@ -1,8 +1,9 @@
 """ISR changes made by partition leaders (§16): ``processIsrChangeNotification``.
 
 The controller never shrinks an ISR because a follower is slow — the partition's *leader*
-does, by rewriting the state znode itself (same leader and leader epoch, new ISR) and then
-dropping a sequential znode under ``/isr_change_notification`` listing what changed. The
+does. Below inter.broker.protocol.version 2.7 it rewrites the state znode itself (same leader
+and leader epoch, new ISR) and then drops a sequential znode under ``/isr_change_notification``
+listing what changed (from 2.7 it asks the controller instead: ``alter_isr.py``). The
 controller re-reads those partitions, tells every broker (UpdateMetadata), checks whether a
 reassignment waiting for its new replicas to join the ISR can now complete, and deletes the
 notifications it handled.

@@ -6,7 +6,9 @@
 ``request_handler.py``  the request queues and handler threads (data plane, KIP-291 control plane)
 ``data_plane.py``       the replicas at work: logs, leading, the high watermark, produce and consume
 ``fetcher.py``          a follower's fetching and truncation (``ReplicaFetcherThread``)
-``isr_manager.py``      a leader's ISR writes and their propagation (``ZkIsrManager``)
+``alter_isr_manager.py`` a leader's ISR changes as AlterIsr requests to the controller
+                        (``DefaultAlterIsrManager``; inter.broker.protocol.version 2.7 and newer)
+``isr_manager.py``      a leader's own ISR writes and their propagation (``ZkIsrManager``; below 2.7)
 ``purgatory.py``        acks=all produces waiting for the ISR (``DelayedProduce``)
 ``network.py``          the broker's pausable cable to ZooKeeper (a paused process, for real)
 ======================  ==============================================================================

@@ -29,6 +29,7 @@ import time
 from dataclasses import replace
 from typing import Mapping
 
+from backend.core import ibp
 from backend.core.broker.replica_manager import (
     BrokerState, HostedPartition, handle_leader_and_isr, handle_stop_replica, handle_update_metadata,
 )
@@ -61,6 +62,7 @@ class SimulatedBroker:
         self.gate = threading.Event()
         self.lock = threading.RLock()
         self.state = BrokerState(broker_id)
+        self.inter_broker_protocol_version: str = config["inter.broker.protocol.version"]
         self.network: BrokerNetwork | None = None
         self.session: ZkSession | None = None
         self.kafka_zk: KafkaZkClient | None = None
@@ -69,7 +71,8 @@ class SimulatedBroker:
         self.requests = RequestHandler(broker_id, self.gate, lambda: self.alive, self._handle_control_request,
                                        self._handle_produce)
         self.data = DataPlane(broker_id, self, clock=services.clock, emit=services.emit, ledger=services.ledger,
-                              topic_setting=services.topic_setting, peers=services.peers)
+                              topic_setting=services.topic_setting, peers=services.peers,
+                              correlation_ids=services.correlation_ids)
         self._session_lost = False
         self._disconnected = False  # a zk_disconnected record was emitted; its zk_reconnected is due
         self.abandoned_session: str | None = None
@@ -102,6 +105,7 @@ class SimulatedBroker:
         # KIP-291 (Kafka 2.2): with control.plane.listener.name set, the broker has a listener, a
         # queue and a thread for controller requests. A listener is static: read at start.
         self.control_plane_listener = self.config["control.plane.listener.name"]
+        self.inter_broker_protocol_version = self.config["inter.broker.protocol.version"]  # static too
         self.requests.start(control_plane=bool(self.control_plane_listener))
         self.data.start()
         try:
@@ -134,7 +138,8 @@ class SimulatedBroker:
 
     def register(self) -> None:
         """Create ``/brokers/ids/<id>`` again after a new session; the broker epoch changes."""
-        czxid = self.kafka_zk.register_broker(self.id, port=9092 + self.id)
+        czxid = self.kafka_zk.register_broker(
+            self.id, port=9092 + self.id, version=ibp.broker_registration_version(self.inter_broker_protocol_version))
         with self.lock:
             self.state = replace(self.state, broker_epoch=czxid)
         self.abandoned_session = None

@@ -7,8 +7,9 @@ Every ``replica.fetch.wait.max.ms`` the broker's replica thread
 * as a follower: truncates, then fetches from each leader (``fetcher.py``);
 * as a leader: advances the high watermark to the smallest LEO in the ISR, answers produce
   requests waiting for it (acks=all, ``purgatory.py``), drops followers that have not caught up
-  for ``replica.lag.time.max.ms`` and takes back those that reached the high watermark — writing
-  the state znode itself and then announcing its ISR changes (``isr_manager.py``).
+  for ``replica.lag.time.max.ms`` and takes back those that reached the high watermark — asking
+  the controller with AlterIsr (``alter_isr_manager.py``, inter.broker.protocol.version ≥ 2.7) or,
+  below 2.7, writing the state znode itself and announcing the change (``isr_manager.py``).
 
 Logs live on the broker object, so they survive a crash and restart, as on disk.
 """
@@ -16,15 +17,17 @@ Logs live on the broker object, so they survive a crash and restart, as on disk.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol
 
+from backend.core import ibp
 from backend.core.broker.log import Log, LogEntry
 from backend.core.broker.partition import LeaderState
-from backend.core.broker.replica_manager import HostedPartition
+from backend.core.broker.replica_manager import BrokerState, HostedPartition
 from backend.core.config import KafkaConfig
 from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.core.subjects import partition_subject
+from backend.runtime.broker.alter_isr_manager import AlterIsrManager
 from backend.runtime.broker.fetcher import ReplicaFetcher
 from backend.runtime.broker.isr_manager import ZkIsrManager
 from backend.runtime.broker.purgatory import DelayedProduce, ProducePurgatory
@@ -43,6 +46,9 @@ class ReplicaHost(Protocol):
 
     config: KafkaConfig
     gate: threading.Event
+    state: BrokerState
+    inter_broker_protocol_version: str
+    """Read when the broker starts: how its leaders change ISRs."""
     kafka_zk: KafkaZkClient | None
     """The broker's ZooKeeper client (a new one each start): leaders write ISR changes with it."""
 
@@ -56,9 +62,10 @@ class ReplicaHost(Protocol):
 
 class DataPlane:
     def __init__(self, broker_id: int, host: ReplicaHost, *, clock: LabClock, emit: Emit, ledger: AckLedger,
-                 topic_setting: Callable[[str, str], Any], peers: BrokerDirectory) -> None:
-        """``peers`` reaches the leaders this broker follows; ``ledger`` is told what leaders
-        append and checks each new leader's log for acknowledged messages it lacks."""
+                 topic_setting: Callable[[str, str], Any], peers: BrokerDirectory, correlation_ids: Iterator[int]) -> None:
+        """``peers`` reaches the leaders this broker follows, and the controller (AlterIsr, whose
+        requests take ``correlation_ids``); ``ledger`` is told what leaders append and checks
+        each new leader's log for acknowledged messages it lacks."""
         self.broker_id = broker_id
         self._host = host
         self._clock = clock
@@ -68,7 +75,8 @@ class DataPlane:
         self._peers = peers
         self.logs: dict[TopicPartition, Log] = {}
         self._leading: dict[TopicPartition, LeaderState] = {}
-        self._isr = ZkIsrManager(broker_id, lambda: host.kafka_zk, self._emit)
+        self._correlation_ids = correlation_ids
+        self._isr: ZkIsrManager | AlterIsrManager = self._isr_manager()
         self._fetcher = ReplicaFetcher(broker_id, host.partitions, self.log, self.is_stalled, peers, self._emit)
         self._lock = threading.RLock()
         self._purgatory = ProducePurgatory(self._lock, self._produce_outcome)
@@ -79,7 +87,14 @@ class DataPlane:
         ``(topic, partition)`` = one partition."""
 
     # -- life --------------------------------------------------------------------------------------
+    def _isr_manager(self) -> ZkIsrManager | AlterIsrManager:
+        if ibp.is_alter_isr_supported(self._host.inter_broker_protocol_version):
+            return AlterIsrManager(self.broker_id, lambda: self._host.state, self._emit, self, self._peers,
+                                   self._correlation_ids)
+        return ZkIsrManager(self.broker_id, lambda: self._host.kafka_zk, self._emit, self)
+
     def start(self) -> None:
+        self._isr = self._isr_manager()  # the protocol version is read when the broker starts
         with self._lock:
             self._leading.clear()
             self._fetcher.must_truncate = set(self.logs)  # a restarted broker checks its logs against the leader
@@ -112,7 +127,7 @@ class DataPlane:
                 now = self._clock.now_ms()
                 self._fetcher.fetch(now)
                 self._maintain_as_leader(now)
-                self._isr.maybe_propagate(now, self._host.config["kclab.isr.change.propagation.interval.ms"])
+                self._isr.tick(now, self._host.config)
             except Exception as exc:  # noqa: BLE001 - a lost session must not kill the thread
                 self._emit(Record(kind="broker", subject=f"broker:{self.broker_id}", broker_id=self.broker_id,
                                   outcome="error", note=f"Broker {self.broker_id}'s replica thread hit "
@@ -130,11 +145,13 @@ class DataPlane:
                 p = partitions.get(tp)
                 if p is None or p.leader != self.broker_id:
                     del self._leading[tp]
+                    self._isr.clear_pending(tp)
                     self._purgatory.fail(tp, "NOT_LEADER_OR_FOLLOWER")
             for tp, p in partitions.items():
                 current = self._leading.get(tp)
                 if p.leader == self.broker_id and (current is None or current.leader_epoch != p.leader_epoch):
                     self._leading[tp] = LeaderState.became_leader(self.broker_id, p.leader_epoch, p.isr, p.replicas, now)
+                    self._isr.clear_pending(tp)
                     self.log(tp).assign_epoch_start(p.leader_epoch)
                     became_leader.append(tp)
                 elif p.leader != self.broker_id:
@@ -192,8 +209,8 @@ class DataPlane:
         for tp, partition in list(self._host.partitions().items()):
             with self._lock:
                 state = self._leader_state(tp, partition.leader_epoch)
-                if state is None:
-                    continue
+                if state is None or state.pending_isr is not None:
+                    continue  # an AlterIsr in flight (or refused): no other change until it is settled
                 state.isr = partition.isr  # the controller may have changed it (LeaderAndIsr)
                 log = self.log(tp)
                 self._advance_high_watermark(tp, state, log)
@@ -201,30 +218,37 @@ class DataPlane:
                 joiners = state.ready_to_join(log.high_watermark, log.epoch_start_offset(state.leader_epoch))
             if joiners:
                 self._change_isr(tp, partition, (*partition.isr, *joiners), "expanded", (
-                    f"Leader {self.broker_id} added {joiners} to the ISR of {tp}: caught up to the high watermark "
+                    f"Leader {self.broker_id} takes {joiners} into the ISR of {tp}: caught up to the high watermark "
                     f"{log.high_watermark}."))
             elif laggards:
                 self._change_isr(tp, partition, tuple(r for r in partition.isr if r not in laggards), "shrunk", (
-                    f"Leader {self.broker_id} removed {laggards} from the ISR of {tp}: not caught up for "
+                    f"Leader {self.broker_id} drops {laggards} from the ISR of {tp}: not caught up for "
                     f"{lag_max} ms (replica.lag.time.max.ms)."))
         self._purgatory.complete(now)
 
     def _change_isr(self, tp, partition, new_isr, how, note) -> None:
-        """Write the new ISR as a pre-AlterIsr leader does (``isr_manager``), then believe it."""
-        new_isr = tuple(new_isr)
-        version = self._isr.submit(tp, partition, new_isr)
-        if version is None or not self._host.update_isr(tp, partition.leader_epoch, new_isr, version):
-            return
+        self._isr.change(tp, partition, tuple(new_isr), how, note)
+
+    # -- what the ISR manager may change (``isr_manager.IsrHolder``) ------------------------------------
+    def commit_isr(self, tp: TopicPartition, leader_epoch: int, isr: tuple[int, ...], zk_version: int) -> bool:
+        """The ISR change is in ZooKeeper: the broker's view and the leader's bookkeeping take it."""
+        if not self._host.update_isr(tp, leader_epoch, isr, zk_version):
+            return False
         with self._lock:
-            if tp in self._leading:
-                self._leading[tp].isr = new_isr
-        self._isr.record_change(tp)
-        self._emit(Record(kind="isr", subject=partition_subject(tp.topic, tp.partition), to_state=how,
-                          controller_epoch=partition.controller_epoch, broker_id=self.broker_id, topic=tp.topic,
-                          partition=tp.partition, leader=partition.leader, isr=new_isr,
-                          leader_epoch=partition.leader_epoch, zk_version=version, outcome="ok",
-                          note=note + " The leader epoch does not change.",
-                          detail={"previous_isr": list(partition.isr), "written_by": "leader"}))
+            state = self._leader_state(tp, leader_epoch)
+            if state is not None:
+                state.isr, state.pending_isr = tuple(isr), None
+        return True
+
+    def pending_isr(self, tp: TopicPartition, leader_epoch: int) -> tuple[int, ...] | None:
+        state = self._leader_state(tp, leader_epoch)
+        return None if state is None else state.pending_isr
+
+    def set_pending_isr(self, tp: TopicPartition, leader_epoch: int, isr: tuple[int, ...] | None) -> None:
+        with self._lock:
+            state = self._leader_state(tp, leader_epoch)
+            if state is not None:
+                state.pending_isr = isr
 
     # -- produce (the request handler's thread) --------------------------------------------------------
     def handle_produce(self, tp: TopicPartition, payloads: list[str], acks: str, respond) -> None:
@@ -259,8 +283,8 @@ class DataPlane:
             return "NOT_LEADER_OR_FOLLOWER", None
         if self.log(produce.tp).high_watermark >= produce.required_offset:
             min_isr = self._topic_setting(produce.tp.topic, "min.insync.replicas")
-            error = "NONE" if len(state.isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
-            return error, tuple(state.isr)
+            error = "NONE" if len(state.maximal_isr) >= min_isr else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+            return error, tuple(state.maximal_isr)  # Kafka's checkEnoughReplicasReachOffset
         if now > produce.deadline:
             return "REQUEST_TIMED_OUT", None
         return None

@@ -27,7 +27,8 @@ class ArmedWatches:
         self._generation = 0
         self._lost: dict = {}
         self._controller_watch_lost = False
-        self._broker_watches: tuple[int, dict] = (-1, {})
+        self._keyed_watches: tuple[int, dict] = (-1, {})
+        self._reassign_isr_watched: tuple[int, frozenset] = (-1, frozenset())
 
     @property
     def generation(self) -> int:
@@ -48,12 +49,12 @@ class ArmedWatches:
 
     def for_handlers(self) -> dict[str, Callable]:
         """One watch callback per Kafka handler, valid until this controller resigns. The
-        per-broker one is the same callable for a broker within one generation, so arming it
-        again (at every BrokerChange) leaves kazoo one watcher, not two."""
+        per-broker and per-partition ones are the same callable for their znode within one
+        generation, so arming one again (at every BrokerChange) leaves kazoo one watcher, not two."""
         generation = self._generation
-        if self._broker_watches[0] != generation:
-            self._broker_watches = (generation, {})
-        per_broker = self._broker_watches[1]
+        if self._keyed_watches[0] != generation:
+            self._keyed_watches = (generation, {})
+        keyed = self._keyed_watches[1]
 
         def put(key, event_factory, acts_on=None):
             def fire(watched: WatchEvent | None = None):
@@ -67,11 +68,17 @@ class ArmedWatches:
                 self._put(event_factory())
             return fire
 
+        def changed(key, event_factory):
+            if key not in keyed:
+                keyed[key] = put(key, event_factory, acts_on="changed")
+            return keyed[key]
+
         def broker(broker_id):
-            if broker_id not in per_broker:
-                per_broker[broker_id] = put(("broker", broker_id), lambda: ev.BrokerModifications(broker_id),
-                                            acts_on="changed")
-            return per_broker[broker_id]
+            return changed(("broker", broker_id), lambda: ev.BrokerModifications(broker_id))
+
+        def reassign_isr(tp):
+            """PartitionReassignmentIsrChangeHandler (inter.broker.protocol.version < 2.7 only)."""
+            return changed(("reassign_isr", tp), lambda: ev.PartitionReassignmentIsrChange(tp))
 
         return {
             "brokers": put("brokers", ev.BrokerChange), "topics": put("topics", ev.TopicChange),
@@ -82,8 +89,17 @@ class ArmedWatches:
             # the controller puts their event itself after deleting the znode, to arm them again.
             "reassign": put("reassign", ev.ZkPartitionReassignment, acts_on="created"),
             "preferred": put("preferred", ev.ReplicaLeaderElection, acts_on="created"),
-            "broker": broker,
+            "broker": broker, "reassign_isr": reassign_isr,
         }
+
+    def not_yet_watched(self, partitions: frozenset) -> list:
+        """Of these reassigning partitions, the ones whose state znode has no
+        PartitionReassignmentIsrChange watch in this generation yet (they count as watched from now)."""
+        generation, watched = self._reassign_isr_watched
+        if generation != self._generation:
+            watched = frozenset()
+        self._reassign_isr_watched = (self._generation, frozenset(partitions))
+        return sorted(partitions - watched)
 
     def restore(self) -> None:
         """The connection came back within the same session: put each lost watch's event."""

@@ -20,19 +20,19 @@ import time
 from dataclasses import replace
 from typing import Callable, Iterator
 
+from backend.core import ibp
 from backend.core.config import KafkaConfig
 from backend.core.controller import events as ev
 from backend.core.controller import failover
 from backend.core.controller.context import ControllerContext
 from backend.core.controller.plan import DeleteController, Plan
 from backend.core.controller.program import Done, run_program
-from backend.core.broker.replica_manager import STALE_CONTROLLER_EPOCH
 from backend.core.errors import ControllerMovedException
 from backend.core.records import Record
 from backend.runtime.controller.armed_watches import ArmedWatches
 from backend.runtime.controller.channel_manager import ControllerChannelManager
 from backend.runtime.controller.event_manager import ControllerEventManager, QueuedEvent
-from backend.runtime.controller.handlers import HANDLERS
+from backend.runtime.controller.handlers import HANDLERS, watch_reassigning_isr
 from backend.runtime.controller.metrics import ControllerStats, GaugeReporter
 from backend.runtime.lab_clock import LabClock, LabTimer
 from backend.runtime.peers import BrokerDirectory, Emit
@@ -67,6 +67,8 @@ class KafkaController:
         self.ctx = ControllerContext(controller_id=broker_id, config=config())
         self.auto_leader_rebalance_enable = config()["auto.leader.rebalance.enable"]
         """Static in Kafka (``config.autoLeaderRebalanceEnable``): read when the broker starts."""
+        self.alter_isr_enabled = ibp.is_alter_isr_supported(config()["inter.broker.protocol.version"])
+        """Static too (``isAlterIsrEnabled``): below 2.7 reassigning partitions' states are watched."""
         self.active_controller_id = -1
         self.events = ControllerEventManager(broker_id, self._process, emit=emit, event_ids=event_ids, gate=gate,
                                              preempt=self._preempt)
@@ -114,6 +116,7 @@ class KafkaController:
         self.ctx = self.ctx.evolve(config=self.config())
         try:
             HANDLERS[queued.event.name](self, queued.event)
+            watch_reassigning_isr(self)
         except ControllerMovedException as exc:
             self.emit([self.note("controller_moved", f"{exc}")])
             self.maybe_resign()
@@ -129,10 +132,12 @@ class KafkaController:
                               self.gauges.unclean_elections, under_replicated)
 
     def _preempt(self, queued: QueuedEvent) -> None:
-        """Kafka's ``ControlledShutdown.preempt``: the waiting broker is answered at once."""
+        """Kafka's ``ControlledShutdown.preempt``: the waiting broker is answered at once
+        (STALE_CONTROLLER_EPOCH). ``AlterIsrReceived.preempt`` does nothing: the leader's
+        request times out and is sent again."""
         callback = getattr(queued.event, "callback", None)
-        if callback is not None:
-            callback(error=STALE_CONTROLLER_EPOCH, message="ControllerMovedException: the event was preempted")
+        if callback is not None and queued.event.preempt_error is not None:
+            callback(error=queued.event.preempt_error, message="the event was preempted: the controller moved")
 
     def emit(self, records: list[Record]) -> list[Record]:
         """Emit records caused by the event being processed (if any), each signed with who

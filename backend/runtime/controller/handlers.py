@@ -11,13 +11,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from backend.core.controller import (
-    broker_change, controlled_shutdown, isr_change, leader_balance, reassignment, topic_change, topic_deletion,
+    alter_isr, broker_change, controlled_shutdown, isr_change, leader_balance, reassignment, topic_change,
+    topic_deletion,
 )
 from backend.core.controller import events as ev
 from backend.core.controller.partition_state_machine import trigger_online_partition_state_change
 from backend.core.dispatch import dispatch_table
 from backend.core.broker.replica_manager import STALE_CONTROLLER_EPOCH
 from backend.core.errors import ControllerMovedException, KafkaException
+from backend.core.records import Record
+from backend.core.subjects import request_subject
 
 if TYPE_CHECKING:
     from backend.runtime.controller.controller import KafkaController
@@ -115,6 +118,71 @@ def on_isr_change_notification(controller: KafkaController, event) -> None:
     controller.run(isr_change.process_isr_change_notification(controller.ctx, tuple(sequence_numbers), states))
 
 
+def on_alter_isr(controller: KafkaController, event: ev.AlterIsrReceived) -> None:
+    """Kafka's ``processAlterIsr``: NOT_CONTROLLER, STALE_BROKER_EPOCH, or a result per
+    partition; the work runs in a ``try`` whose failure (a fenced write included) is answered
+    UNKNOWN_SERVER_ERROR, without resigning. After the answer, reassignments may complete."""
+    if not controller.is_active:
+        _answer_alter_isr(controller, event, "NOT_CONTROLLER")
+        return
+    error = alter_isr.check_request(controller.ctx, event.broker_id, event.broker_epoch)
+    if error is not None:
+        _answer_alter_isr(controller, event, error)
+        return
+    try:
+        done = controller.run(alter_isr.process_alter_isr(controller.ctx, event.broker_id, dict(event.partitions)),
+                              resign_when_fenced=False)
+    except Exception:  # noqa: BLE001 - Kafka's ``catch { case e: Throwable }``: the leader retries
+        done = None
+    if done is None:
+        _answer_alter_isr(controller, event, alter_isr.UNKNOWN_SERVER_ERROR)
+        return
+    _answer_alter_isr(controller, event, "NONE", done.value)
+    controller.run(alter_isr.complete_reassignments(controller.ctx, done.value))
+
+
+def _answer_alter_isr(controller: KafkaController, event: ev.AlterIsrReceived, error: str,
+                      partitions: dict | None = None) -> None:
+    """The AlterIsr response: a ``request`` record of the controller's (the arrow's end) and the callback."""
+    partitions = partitions or {}
+    failed = sorted(f"{tp}: {e}" for tp, (e, _) in partitions.items() if e != "NONE")
+    if error != "NONE":
+        note = f"Controller {controller.broker_id} refused broker {event.broker_id}'s AlterIsr: {error}."
+    elif failed:
+        note = f"Controller {controller.broker_id} answered broker {event.broker_id}'s AlterIsr with errors: {'; '.join(failed)}."
+    else:
+        note = (f"Controller {controller.broker_id} changed the ISR broker {event.broker_id} asked for and answers "
+                f"with the new state (and its znode version).")
+    controller.emit([Record(
+        kind="request", subject=request_subject("AlterIsr", event.correlation_id), op="AlterIsr",
+        to_state="applied" if error == "NONE" else "rejected", broker_id=event.broker_id,
+        outcome="ok" if error == "NONE" and not failed else "refused", note=note,
+        detail={"error": error, "partitions": {str(tp): {"error": e, **({} if s is None else {
+            "leader": s.leader, "leader_epoch": s.leader_epoch, "isr": list(s.isr), "zk_version": s.zk_version})}
+            for tp, (e, s) in sorted(partitions.items())}})])
+    event.callback(error=error, partitions=partitions)
+
+
+def on_partition_reassignment_isr_change(controller: KafkaController, event: ev.PartitionReassignmentIsrChange
+                                         ) -> None:
+    """Kafka's ``processPartitionReassignmentIsrChange`` (below IBP 2.7): a reassigning
+    partition's state changed — perhaps its new replicas joined the ISR. Re-arms the watch."""
+    tp = event.partition
+    if controller.is_active and tp in controller.ctx.partitions_being_reassigned:
+        controller.zk.watch_partition_states([tp], controller.watches.for_handlers()["reassign_isr"])
+        controller.run(reassignment.maybe_complete_reassignment(controller.ctx, tp))
+
+
+def watch_reassigning_isr(controller: KafkaController) -> None:
+    """Below IBP 2.7, ``onPartitionReassignment`` registers a data watch on each reassigning
+    partition's state znode (leaders write ISR changes there themselves); from 2.7 the AlterIsr
+    answer checks the reassignment instead. Called after every event."""
+    if controller.is_active and not controller.alter_isr_enabled:
+        new = controller.watches.not_yet_watched(controller.ctx.partitions_being_reassigned)
+        if new:
+            controller.zk.watch_partition_states(new, controller.watches.for_handlers()["reassign_isr"])
+
+
 def on_replica_leader_election(controller: KafkaController, event: ev.ReplicaLeaderElection) -> None:
     if not controller.is_active:
         return
@@ -200,6 +268,8 @@ HANDLERS: dict[str, Callable[[KafkaController, object], None]] = dispatch_table(
     "TopicDeletionStopReplicaResponseReceived": on_stop_replica_response,
     "ZkPartitionReassignment": on_zk_partition_reassignment,
     "IsrChangeNotification": on_isr_change_notification,
+    "AlterIsrReceived": on_alter_isr,
+    "PartitionReassignmentIsrChange": on_partition_reassignment_isr_change,
     "LeaderAndIsrResponseReceived": logged_only,
     "UpdateMetadataResponseReceived": logged_only,
     "ReplicaLeaderElection": on_replica_leader_election,

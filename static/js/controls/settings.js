@@ -1,8 +1,11 @@
 /**
  * The sandbox settings form: how many brokers (1–7), which topics (partitions, replication
- * factor), unclean leader election. Submitting it creates a new sandbox with that shape.
+ * factor), unclean leader election, the inter-broker protocol version. Submitting it creates a
+ * new sandbox with that shape.
  */
 const MAX_BROKERS = 7;
+/** Kafka 2.8's default first; the short names backend/core/ibp.py accepts (2.7 means 2.7-IV2). */
+const PROTOCOL_VERSIONS = ['2.8', '2.7', '2.6', '2.5', '2.4'];
 
 export function openSettings(current, onCreate) {
   const brokers = current?.brokers?.length || 3;
@@ -23,6 +26,9 @@ export function openSettings(current, onCreate) {
       </fieldset>
       <label class="field checkbox" for="set-unclean"><input id="set-unclean" type="checkbox">
         unclean.leader.election.enable (a replica outside the ISR may become leader: data loss)</label>
+      <label class="field" for="set-ibp">inter.broker.protocol.version (2.7 and newer: leaders send AlterIsr to
+        the controller; 2.6 and older: leaders write ISR changes to ZooKeeper themselves)
+        <select id="set-ibp">${PROTOCOL_VERSIONS.map((v) => `<option value="${v}">${v}</option>`).join('')}</select></label>
       <p class="form-problem" role="alert"></p>
       <div class="dialog-buttons"><button type="submit">Create the sandbox</button>
         <button type="button" class="secondary cancel">Cancel</button></div>
@@ -30,6 +36,9 @@ export function openSettings(current, onCreate) {
   const $ = (sel) => dialog.querySelector(sel);
   $('#set-brokers').value = String(Math.min(MAX_BROKERS, brokers));
   $('#set-unclean').checked = Boolean(current?.config?.['unclean.leader.election.enable']);
+  const ibp = String(current?.config?.['inter.broker.protocol.version'] ?? '2.8');
+  if (!PROTOCOL_VERSIONS.includes(ibp)) $('#set-ibp').append(new Option(ibp, ibp)); // a script's "2.7-IV1"
+  $('#set-ibp').value = ibp;
   const body = $('tbody');
 
   function addRow(name = '', partitions = 1, rf = 1) {
@@ -70,6 +79,7 @@ export function openSettings(current, onCreate) {
       cluster.topics[name] = {partitions: Number(tr.querySelector('.t-partitions').value), replication_factor: rf};
     }
     if ($('#set-unclean').checked) cluster.config['unclean.leader.election.enable'] = true;
+    if ($('#set-ibp').value !== '2.8') cluster.config['inter.broker.protocol.version'] = $('#set-ibp').value;
     close();
     onCreate(cluster);
   });

@@ -3,7 +3,7 @@
  * backend/view/controller_rules.py. A believer with an older epoch is a zombie: named, and
  * marked harmless once ZooKeeper or a broker fenced it.
  */
-import {isObject} from '../record.js';
+import {BROKER_TO_CONTROLLER_REQUESTS, isObject} from '../record.js';
 import {andText, closeViolation, eventViolation, isInt, openViolation, str} from './violations.js';
 
 export function controllerEpoch(c, r, data) {
@@ -116,6 +116,7 @@ export function onRequest(c, view, r) {
   const epoch = r.controller_epoch;
   const name = r.op || r.subject.slice('request:'.length);
   const rule = c.rules.no_stale_apply;
+  if (BROKER_TO_CONTROLLER_REQUESTS.has(name)) return; // applied by the controller: says nothing of broker_id's epochs
   if (toState === 'applied' && broker !== null && isInt(epoch)) {
     const seen = c.memo.applied[broker] ?? null;
     if (seen !== null && epoch < seen) {

@@ -139,7 +139,7 @@ export function createClusterView(container, {onBrokerClick}) {
     groups.select('circle').attr('fill', (d) => epochColour(d.epoch));
     groups.selectAll('text').attr('text-anchor', (d) => anchor(d)); // away from the line, so labels overlap less
     groups.select('.request-name').text((d) => `${d.name} e${d.epoch ?? '?'}`);
-    groups.select('.request-outcome').text((d) => (d.state === 'rejected' ? outcomeText(d.outcome) : ''));
+    groups.select('.request-outcome').text((d) => (d.state === 'rejected' ? outcomeText(d.error ?? d.outcome) : ''));
     groups.each(function animate(d) {
       if (this.dataset.state === d.state) return;
       const g = d3.select(this).attr('data-state', d.state).classed('rejected', d.state === 'rejected');
@@ -252,6 +252,7 @@ function brokerLabel(view, id, clock) {
   return `Broker ${id}: ${state}${role}. ${brokerMeta(view, id, clock)}. Open actions.`;
 }
 
+/** What a bounced request shows: Kafka's error (STALE_CONTROLLER_EPOCH; an AlterIsr's own, e.g. NOT_CONTROLLER). */
 function outcomeText(outcome) {
   return outcome === 'rejected_stale_epoch' ? 'STALE_CONTROLLER_EPOCH' : String(outcome ?? 'rejected').toUpperCase();
 }
