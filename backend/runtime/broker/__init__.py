@@ -1,8 +1,11 @@
 """One simulated broker: Kafka's ``KafkaServer`` and the parts it owns, as the lab runs them.
 
 ======================  ==============================================================================
-``broker.py``           :class:`broker.SimulatedBroker`: the process — its life (start, crash, stop,
-                        controlled shutdown, pause, resume, session expiry) and its ZooKeeper session
+``broker.py``           :class:`broker.SimulatedBroker`: the process — its life (start, crash, clean exit,
+                        stop, pause, resume, session expiry) and its ZooKeeper session
+``controlled_shutdown.py`` asking the controller to move the leaders before stopping
+                        (``KafkaServer.controlledShutdown``)
+``connection_notes.py`` the records of a running broker's ZooKeeper connection dropping and coming back
 ``request_handler.py``  the request queues and handler threads (data plane, KIP-291 control plane)
 ``data_plane.py``       the replicas at work: logs, leading, the high watermark, produce and consume
 ``fetcher.py``          a follower's fetching and truncation (``ReplicaFetcherThread``)

@@ -34,11 +34,12 @@ from backend.core.broker.replica_manager import (
     BrokerState, HostedPartition, handle_leader_and_isr, handle_stop_replica, handle_update_metadata,
 )
 from backend.core.config import KafkaConfig
-from backend.core.controller import events as ev
 from backend.core.errors import NodeExistsException
 from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.core.subjects import broker_subject
+from backend.runtime.broker.connection_notes import ConnectionNotes
+from backend.runtime.broker.controlled_shutdown import controlled_shutdown
 from backend.runtime.broker.data_plane import DataPlane
 from backend.runtime.broker.network import BrokerNetwork
 from backend.runtime.broker.request_handler import RequestHandler
@@ -74,7 +75,7 @@ class SimulatedBroker:
                               topic_setting=services.topic_setting, peers=services.peers,
                               correlation_ids=services.correlation_ids)
         self._session_lost = False
-        self._disconnected = False  # a zk_disconnected record was emitted; its zk_reconnected is due
+        self.connection_notes = ConnectionNotes(broker_id, lambda to_state, note: self._emit(to_state, note))
         self.abandoned_session: str | None = None
         """The session a crash left behind, until a new process registers: ZooKeeper expires it."""
         self.control_plane_listener: str | None = None
@@ -221,38 +222,18 @@ class SimulatedBroker:
         self.requests.join(5)
 
     def shutdown(self) -> dict:
-        """Controlled shutdown: ask the controller (up to ``controlled.shutdown.max.retries``
-        times) to move this broker's leaders, then stop. Returns what the controller answered."""
-        answer: dict = {"error": "controlled.shutdown.enable is false"}
+        """Controlled shutdown: ask the controller to move this broker's leaders, then stop.
+        Returns what the controller answered."""
         self.status = "shutting_down"
         self._emit("shutting_down", f"Broker {self.id} is stopping and asks the controller to move its leaders first.")
-        if self.config["controlled.shutdown.enable"]:
-            for attempt in range(1, self.config["controlled.shutdown.max.retries"] + 1):
-                answer = self._ask_controller_to_shut_down()
-                if not answer.get("error") and not answer.get("remaining"):
-                    break
-                self._emit("controlled_shutdown_retry", f"Controlled shutdown attempt {attempt} of broker {self.id} "
-                                                        f"did not finish: {answer}.", outcome="error")
-                time.sleep(self.config["controlled.shutdown.retry.backoff.ms"] / 1000)
+        answer = controlled_shutdown(
+            self.id, self.state.broker_epoch, self.config, self.kafka_zk, self.services,
+            note_retry=lambda attempt, answer: self._emit(
+                "controlled_shutdown_retry", f"Controlled shutdown attempt {attempt} of broker {self.id} did not "
+                                             f"finish: {answer}.", outcome="error"))
         self.status = "stopped"
         self._emit("stopped", f"Broker {self.id} stopped; its session is closed.")
         self._stop_everything()
-        return answer
-
-    def _ask_controller_to_shut_down(self) -> dict:
-        controller_id = self.kafka_zk.get_controller_id()
-        target = self.services.peers.controller_endpoint(controller_id) if controller_id is not None else None
-        if target is None:
-            return {"error": "NOT_CONTROLLER"}
-        done, answer = threading.Event(), {}
-
-        def callback(**result):
-            answer.update(result)
-            done.set()
-
-        target.put(ev.ControlledShutdown(self.id, self.state.broker_epoch, callback))
-        if not done.wait(self.config["request.timeout.ms"] / 1000):
-            return {"error": "REQUEST_TIMED_OUT"}
         return answer
 
     def expire_session(self) -> None:
@@ -299,7 +280,8 @@ class SimulatedBroker:
     def _on_session_state(self, state: SessionState) -> None:
         if self.status not in ("running", "paused", "shutting_down") or self.controller is None:
             return
-        self._note_connection(state)
+        self.connection_notes.note(state, running=self.status == "running",
+                                   timeout_ms=self.config["zookeeper.session.timeout.ms"])
         was_lost = self._session_lost
         if state is SessionState.LOST:
             self._session_lost = True
@@ -307,22 +289,6 @@ class SimulatedBroker:
         elif state is SessionState.CONNECTED:
             self._session_lost = False
         self.controller.on_session_state(state, session_was_lost=was_lost)
-
-    def _note_connection(self, state: SessionState) -> None:
-        """A running broker's connection to ZooKeeper dropping and coming back is a record each
-        (a frozen one notices nothing): an ensemble losing one server shows as exactly that."""
-        timeout = self.config["zookeeper.session.timeout.ms"]
-        if state is SessionState.SUSPENDED and self.status == "running" and not self._disconnected:
-            self._disconnected = True
-            self._emit("zk_disconnected", f"Broker {self.id} lost its connection to ZooKeeper. Its session (and "
-                                          f"/brokers/ids/{self.id}) lives on for up to {timeout} ms while it "
-                                          f"reconnects, to another server of the ensemble if there is one.")
-        elif state is SessionState.CONNECTED and self._disconnected:
-            self._disconnected = False
-            self._emit("zk_reconnected", f"Broker {self.id} reached ZooKeeper again within its session timeout: "
-                                         f"its session and /brokers/ids/{self.id} survived.")
-        elif state is SessionState.LOST:
-            self._disconnected = False
 
     # -- requests (a request handler's thread) --------------------------------------------------------
     def _handle_control_request(self, request, correlation_id, sent_seq, callback, queue_name, waited_ms) -> None:
