@@ -80,7 +80,7 @@ class ClassRegistry:
                  max_students: int = MAX_STUDENTS_PER_CLASS) -> None:
         self.manager = manager
         self.instructor_token = instructor_token
-        self.max_classes, self.max_students = max_classes, max_students
+        self.max_classes, self.max_students = int(max_classes), int(max_students)
         self._classes: dict[str, ClassRoom] = {}
         self._lock = threading.Lock()
         self.copier = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="handout")
