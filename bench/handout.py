@@ -6,7 +6,9 @@ For each hand-out: how long the fork request took to answer (it only starts the 
 until every copy was built (polling ``GET /api/classes/<id>/handout`` as a reloaded instructor
 page would), copies a second, failures with their reasons; and — side by side, in the same run —
 the round trip of another student's faults on their own sandbox while nothing else runs and
-while the hand-out runs (the hand-out's threads must not starve them: issue 14 item 4).
+while the hand-out runs (the hand-out's threads must not starve them: issue 14 item 4). With
+``--copy-threads 2,4,8`` the server's hand-out pool (``KCLAB_COPY_THREADS``) is compared, one
+server after the other in the same run.
 
     .venv/bin/python bench/handout.py --students 40 --rounds 2 --json > /tmp/handout.json
 """
@@ -80,7 +82,8 @@ def hand_out(server: AppServer, room: dict) -> dict:
             "reasons": sorted({f["error"][:120] for f in status["failed"]})}
 
 
-def run(args, zk_hosts: str, data: Path) -> dict:
+def run(args, zk_hosts: str, data: Path, copy_threads: str) -> dict:
+    os.environ["KCLAB_COPY_THREADS"] = copy_threads  # the server's hand-out pool (web/handout.py)
     server = AppServer(zk_hosts, data, threads=64, serve_args=(
         "--workers", "1", "--max-sandboxes", str(args.max_sandboxes or args.students + 2)))
     try:
@@ -97,8 +100,8 @@ def run(args, zk_hosts: str, data: Path) -> dict:
             result, during = probed(server, sandbox, lambda: hand_out(server, room))
             result["probe_during"] = latency_stats(during)
             rounds.append(result)
-            log(f"hand-out {n + 1}: {json.dumps(result)}")
-        return {"probe_quiet": latency_stats(quiet), "handouts": rounds}
+            log(f"{copy_threads} copy threads, hand-out {n + 1}: {json.dumps(result)}")
+        return {"copy_threads": int(copy_threads), "probe_quiet": latency_stats(quiet), "handouts": rounds}
     finally:
         server.stop()
 
@@ -109,13 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="hand-outs in a row to the same class")
     parser.add_argument("--max-sandboxes", type=int, default=None, help="default: the class, its demo and the probe")
     parser.add_argument("--quiet-seconds", type=float, default=10.0, help="the probe's window before any hand-out")
+    parser.add_argument("--copy-threads", default="4", help="variants, side by side: e.g. 2,4,8")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     from backend.zkserver.server import ZooKeeperServer
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="kclab-handout-") as tmp, ZooKeeperServer(force_sync=False) as zk:
+        variants = []
+        for n, threads in enumerate(args.copy_threads.split(",")):
+            data = Path(tmp) / str(n)
+            data.mkdir()
+            variants.append({"load_at_start": [round(x, 2) for x in os.getloadavg()], **run(args, zk.hosts, data,
+                                                                                            threads.strip())})
         result = {"machine": machine(), "students": args.students, "load_before": [round(x, 2) for x in load],
-                  **run(args, zk.hosts, Path(tmp))}
+                  "variants": variants}
     result["load_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(result, indent=1) if args.json else result)
     return 0

@@ -24,6 +24,7 @@ from web import teaching_pages
 from web.broadcast import Broadcaster
 from web.capacity import capacity
 from web.classes import MAX_CLASSES, MAX_STUDENTS_PER_CLASS, ClassRegistry
+from web.handout import COPY_THREADS
 from web.clients import FaultRate, current_client
 from web.sandboxes import SandboxManager
 from web.scaleout import routes
@@ -98,6 +99,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         REDIS_URL=None,                    # several workers: their message queue and routing (web/scaleout)
         MAX_CLASSES=MAX_CLASSES,           # classes one worker keeps (web/classes.py)
         MAX_STUDENTS_PER_CLASS=MAX_STUDENTS_PER_CLASS,
+        COPY_THREADS=COPY_THREADS,         # a hand-out's copies built at once, over the worker's classes
     )
     if test_config:
         app.config.update(test_config)
@@ -117,7 +119,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                              max_per_client=app.config["MAX_SANDBOXES_PER_CLIENT"], client_of=current_client,
                              health_check=health.require, owner=health.session, places=workers)
     classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"], app.config["MAX_CLASSES"],
-                            app.config["MAX_STUDENTS_PER_CLASS"])
+                            app.config["MAX_STUDENTS_PER_CLASS"], app.config["COPY_THREADS"])
     if workers is not None:
         classes.on_created = lambda room: workers.hold_class(room.id, room.code)
     classes.notify = teaching_sockets.notifier(socketio)

@@ -77,13 +77,13 @@ class ClassRoom:
 
 class ClassRegistry:
     def __init__(self, manager: SandboxManager, instructor_token: str, max_classes: int = MAX_CLASSES,
-                 max_students: int = MAX_STUDENTS_PER_CLASS) -> None:
+                 max_students: int = MAX_STUDENTS_PER_CLASS, copy_threads: int = COPY_THREADS) -> None:
         self.manager = manager
         self.instructor_token = instructor_token
         self.max_classes, self.max_students = int(max_classes), int(max_students)
         self._classes: dict[str, ClassRoom] = {}
         self._lock = threading.Lock()
-        self.copier = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="handout")
+        self.copier = ThreadPoolExecutor(int(copy_threads), thread_name_prefix="handout")
         """Builds every class's private copies (``web/handout.py``): a few threads for the worker."""
         self.notify: Callable[[str, str, dict], None] = lambda room, event, data: None
         """How events reach pages (set by the socket layer): notify(room, event, payload)."""
