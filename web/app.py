@@ -23,7 +23,8 @@ from web import replays_api
 from web import teaching_pages
 from web.broadcast import Broadcaster
 from web.capacity import capacity
-from web.classes import ClassRegistry
+from web.classes import MAX_CLASSES, MAX_STUDENTS_PER_CLASS, ClassRegistry
+from web.handout import COPY_THREADS
 from web.clients import FaultRate, current_client
 from web.sandboxes import SandboxManager
 from web.scaleout import routes
@@ -67,6 +68,7 @@ class Kclab:
         """On the way out: stop broadcasting, stop every cluster (so no chroot is left behind in
         ZooKeeper), then end the app's own ZooKeeper session (and with it its claims)."""
         self.broadcaster.stop()
+        self.classes.close()
         try:
             self.sandboxes.close_all()
         finally:
@@ -95,6 +97,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         START_BROADCASTER=True,
         INSTRUCTOR_TOKEN=os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12),
         REDIS_URL=None,                    # several workers: their message queue and routing (web/scaleout)
+        MAX_CLASSES=MAX_CLASSES,           # classes one worker keeps (web/classes.py)
+        MAX_STUDENTS_PER_CLASS=MAX_STUDENTS_PER_CLASS,
+        COPY_THREADS=COPY_THREADS,         # a hand-out's copies built at once, over the worker's classes
     )
     if test_config:
         app.config.update(test_config)
@@ -113,7 +118,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                              zk_control=app.config["ZK_CONTROL"],
                              max_per_client=app.config["MAX_SANDBOXES_PER_CLIENT"], client_of=current_client,
                              health_check=health.require, owner=health.session, places=workers)
-    classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"])
+    classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"], app.config["MAX_CLASSES"],
+                            app.config["MAX_STUDENTS_PER_CLASS"], app.config["COPY_THREADS"])
     if workers is not None:
         classes.on_created = lambda room: workers.hold_class(room.id, room.code)
     classes.notify = teaching_sockets.notifier(socketio)

@@ -11,6 +11,7 @@ handed a private copy of the cluster to break on their own.
 from __future__ import annotations
 
 import hmac
+import logging
 import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -18,11 +19,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from backend.runtime.faults import apply_fault
+from web.handout import COPY_THREADS, HandOut
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
 from web.service import ApiError, apply, records_since, refused
 from web.teaching import submit_answer
 
+log = logging.getLogger(__name__)
+
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud in a classroom
+MAX_STUDENTS_PER_CLASS = 250
+"""A class is 30 to 200 students (issue 14); each may be handed a sandbox, so the class is bounded."""
+MAX_CLASSES = 100
+"""Classes one worker keeps (they last as long as it runs): a bound on memory, far above a department's."""
 
 
 @dataclass
@@ -32,6 +40,8 @@ class Student:
     token: str
     sandbox: str | None = None
     sandbox_token: str | None = None
+    copy_error: str | None = None
+    """Why the last hand-out built this student no copy (the capacity refusal, a failure), else None."""
 
 
 @dataclass
@@ -42,6 +52,8 @@ class ClassRoom:
     students: dict[str, Student] = field(default_factory=dict)  # by token
     session: Sandbox | None = None
     paused: bool = False
+    handout: HandOut | None = None
+    """The last hand-out of private copies (running or done), for the instructor's progress."""
 
     @property
     def audience(self):
@@ -59,15 +71,20 @@ class ClassRoom:
             # The last question's tally, so an instructor's page that reloads redraws its chart.
             question = getattr(self.audience, "last_question", None)
             out["answers"] = {"question": question, "counts": self.audience.counts(question)} if question else None
+            out["handout"] = self.handout.describe() if self.handout else None
         return out
 
 
 class ClassRegistry:
-    def __init__(self, manager: SandboxManager, instructor_token: str) -> None:
+    def __init__(self, manager: SandboxManager, instructor_token: str, max_classes: int = MAX_CLASSES,
+                 max_students: int = MAX_STUDENTS_PER_CLASS, copy_threads: int = COPY_THREADS) -> None:
         self.manager = manager
         self.instructor_token = instructor_token
+        self.max_classes, self.max_students = int(max_classes), int(max_students)
         self._classes: dict[str, ClassRoom] = {}
         self._lock = threading.Lock()
+        self.copier = ThreadPoolExecutor(int(copy_threads), thread_name_prefix="handout")
+        """Builds every class's private copies (``web/handout.py``): a few threads for the worker."""
         self.notify: Callable[[str, str, dict], None] = lambda room, event, data: None
         """How events reach pages (set by the socket layer): notify(room, event, payload)."""
         self.on_created: Callable[[ClassRoom], None] = lambda room: None
@@ -98,6 +115,9 @@ class ClassRegistry:
         self.check_instructor(instructor_token)
         name = instructor if isinstance(instructor, str) and instructor.strip() else "instructor"
         with self._lock:
+            if len(self._classes) >= self.max_classes:
+                raise ApiError(409, f"this server already holds {len(self._classes)} classes, as many as it keeps "
+                                    f"(they last until it restarts): reopen one of yours instead")
             code = self._new_code()
             room = ClassRoom(secrets.token_hex(4), code, name.strip()[:40])
             self._classes[room.id] = room
@@ -128,34 +148,74 @@ class ClassRegistry:
         room.paused = bool(paused)
         self.notify(f"class:{room.id}", "class_paused", {"class": room.id, "paused": room.paused})
 
-    def fork(self, room: ClassRoom) -> list[dict[str, Any]]:
-        """Give every student a private cluster like the class's now: the same cluster, with the
-        faults the class session applied replayed in order."""
+    def fork(self, room: ClassRoom) -> dict[str, Any]:
+        """Start giving every student a private cluster like the class's now — the same cluster,
+        with the faults the class session applied replayed in order — and answer at once: the
+        copies are built in the background (``web/handout.py``). One hand-out per class at a time."""
         if room.session is None:
             raise ApiError(409, "the class has no session to copy yet")
         faults = [(r.op, (r.detail or {}).get("args", {})) for r in room.session.bus.since(0)
                   if r.kind == "fault" and r.to_state == "applied"]
         spec = room.session.cluster.spec
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            return list(pool.map(lambda s: self._fork_one(room, s, spec, faults), list(room.students.values())))
+        with self._lock:
+            if room.handout is not None and room.handout.running:
+                raise ApiError(409, room.handout.busy_message(), handout=room.handout.describe())
+            students = list(room.students.values())
+            if not students:
+                raise ApiError(409, "no student has joined this class yet: there is nobody to hand a copy to")
+            handout = room.handout = HandOut(room.id, {s.id: s.name for s in students})
+        started = handout.describe()  # before any copy: the answer says what will be built
+        for student in students:
+            self.copier.submit(self._fork_one, room, handout, student, spec, faults)
+        return started
 
-    def _fork_one(self, room: ClassRoom, student: Student, spec, faults) -> dict[str, Any]:
+    def _fork_one(self, room: ClassRoom, handout: HandOut, student: Student, spec, faults) -> None:
         """The student's old copy closes first: its place is free before the new one takes one,
-        so a second hand-out never needs twice the places (a class of 200 on a cap of 300)."""
-        if student.sandbox is not None:
-            old, student.sandbox, student.sandbox_token = student.sandbox, None, None
-            self.manager.close(old)
+        so a second hand-out never needs twice the places (a class of 200 on a cap of 300).
+        Whatever happens, the copy is counted (built or failed), so the hand-out always ends."""
+        student.copy_error = None
         try:
-            sandbox = self.manager.create(spec, mode="sandbox", class_id=room.id, student=student.id)
+            if student.sandbox is not None:
+                old, student.sandbox, student.sandbox_token = student.sandbox, None, None
+                self.manager.close(old)
+            sandbox = self._build_copy(room, student, spec, faults)
         except SandboxLimit as exc:
-            return {"student": student.id, "error": str(exc)}
-        for op, args in faults:
-            apply_fault(sandbox.cluster, op, args, source="fork")
-            sandbox.cluster.wait_stable(10)
+            return self._copy_failed(room, handout, student, str(exc))
+        except Exception as exc:  # noqa: BLE001 - one student's failure is told, the hand-out goes on
+            log.exception("the private copy of %s in class %s failed", student.id, room.id)
+            return self._copy_failed(room, handout, student, f"building it failed ({getattr(exc, 'message', exc)})")
         student.sandbox, student.sandbox_token = sandbox.id, sandbox.token
+        progress = handout.copy_built(student.id)
         self.notify(f"student:{student.token}", "private_sandbox", {"class": room.id, "sandbox": sandbox.id,
                                                                      "token": sandbox.token})
-        return {"student": student.id, "sandbox": sandbox.id}
+        self.notify(f"class:{room.id}:instructor", "class_handout", progress)
+
+    def _build_copy(self, room: ClassRoom, student: Student, spec, faults) -> Sandbox:
+        sandbox = self.manager.create(spec, mode="sandbox", class_id=room.id, student=student.id)
+        try:
+            for op, args in faults:
+                apply_fault(sandbox.cluster, op, args, source="fork")
+                sandbox.cluster.wait_stable(10)
+        except Exception:
+            self.manager.close(sandbox.id)
+            raise
+        return sandbox
+
+    def _copy_failed(self, room: ClassRoom, handout: HandOut, student: Student, error: str) -> None:
+        student.copy_error = f"no private copy for you this time: {error}"
+        progress = handout.copy_failed(student.id, error)
+        self.notify(f"student:{student.token}", "private_sandbox_failed", {"class": room.id,
+                                                                            "error": student.copy_error})
+        self.notify(f"class:{room.id}:instructor", "class_handout", progress)
+
+    def handout(self, room: ClassRoom) -> dict[str, Any]:
+        if room.handout is None:
+            raise ApiError(404, "this class has had no hand-out of private copies yet")
+        return room.handout.describe()
+
+    def close(self) -> None:
+        """Copies not yet begun are dropped (the app is stopping; its sandboxes close next)."""
+        self.copier.shutdown(wait=False, cancel_futures=True)
 
     # -- students ---------------------------------------------------------------------------------------
     def join(self, code: Any, name: Any) -> tuple[ClassRoom, Student]:
@@ -166,6 +226,9 @@ class ClassRegistry:
         if room is None:
             raise ApiError(404, f"no class has the code {code!r}")
         with self._lock:
+            if len(room.students) >= self.max_students:
+                raise ApiError(409, f"this class is full: it has {len(room.students)} students, as many as a class "
+                                    f"may have; ask your instructor to open a second class")
             student = Student(f"s-{secrets.token_hex(3)}", name.strip(), secrets.token_urlsafe(16))
             room.students[student.token] = student
         self.notify(f"class:{room.id}:instructor", "class_students", room.describe(for_instructor=True))
@@ -180,7 +243,7 @@ class ClassRegistry:
         answer = {"ok": True, "class": room.describe(for_instructor=student is None), "snapshot": None}
         if student is not None:  # a page that reloads after the fork finds its private copy here
             answer["student"] = {"id": student.id, "name": student.name, "sandbox": student.sandbox,
-                                 "sandbox_token": student.sandbox_token}
+                                 "sandbox_token": student.sandbox_token, "copy_error": student.copy_error}
         return {"answer": answer, "rooms": rooms, "session": room.session.id if room.session else None}
 
     def member(self, room: ClassRoom, token: Any) -> Student | None:

@@ -39,7 +39,7 @@ def _teaching_paths() -> dict:
     def op(summary, responses=("200",), errors=("400",), security=None, body=None, params=()):
         out = {"summary": summary, "responses": {}}
         for code in responses:
-            out["responses"][code] = {"description": "OK" if code in ("200", "201") else code,
+            out["responses"][code] = {"description": _ANSWERS.get(code, code),
                                       "content": {"application/json": {"schema": {"type": "object"}}}}
         for code in errors:
             out["responses"][code] = {"description": _TEACHING_ERRORS[code], "content": {
@@ -75,11 +75,18 @@ def _teaching_paths() -> dict:
         "/api/instructor/lessons/dry-run": {"post": op(
             "Play a lesson headless on a throwaway cluster; ok or the step that failed", errors=("400", "403"),
             security="instructorToken", body=text)},
-        "/api/classes": {"post": op("Open a class: its id and short join code", ("201",), ("403",),
+        "/api/classes": {"post": op("Open a class: its id and short join code (409 when the server already "
+                                    "holds MAX_CLASSES)", ("201",), ("403", "409"),
                                     "instructorToken", {"instructor": {"type": "string"}})},
-        "/api/classes/join": {"post": op("Join a class with its code and a display name: the student's token",
-                                         ("201",), ("400", "404"), body={"code": {"type": "string"},
-                                                                        "name": {"type": "string"}})},
+        "/api/classes/join": {"post": op("Join a class with its code and a display name: the student's token "
+                                         "(409 when the class has MAX_STUDENTS_PER_CLASS students)",
+                                         ("201",), ("400", "404", "409"), body={"code": {"type": "string"},
+                                                                               "name": {"type": "string"}})},
+        "/api/classes/{class_id}/handout": {"parameters": path("class_id"), "get": op(
+            "The class's last hand-out of private copies: {id, class, status: running | done, total, built, "
+            "failed: [{student, name, error}], remaining, started_ms, finished_ms} (also the class's `handout`, "
+            "and the class_handout event to the instructor after every copy)", errors=("403", "404"),
+            security="instructorToken")},
         "/api/classes/{class_id}": {"parameters": path("class_id"), "get": op(
             "The class: students, session, pause, the open question's answers", errors=("403", "404"),
             security="instructorToken")},
@@ -91,12 +98,15 @@ def _teaching_paths() -> dict:
             errors=("400", "403", "404", "409"), security="instructorToken",
             body={"op": {"type": "string"}})},
         "/api/classes/{class_id}/{action}": {"parameters": path("class_id", "action"), "post": op(
-            "Run the class: session {lesson | cluster}, pause {paused}, continue, fork (a private copy each)",
-            ("200", "201"), ("400", "403", "404", "409", "503"), "instructorToken",
+            "Run the class: session {lesson | cluster}, pause {paused}, continue, fork (a private copy each, "
+            "built in the background: 202 at once with {handout} and a Location to follow it; 409 while the "
+            "class's previous hand-out runs; each student gets private_sandbox, or private_sandbox_failed with "
+            "the reason)", ("200", "201", "202"), ("400", "403", "404", "409", "503"), "instructorToken",
             {"lesson": {"type": "string"}, "cluster": {"type": "object"}, "paused": {"type": "boolean"}})},
     }
 
 
+_ANSWERS = {"200": "OK", "201": "Created", "202": "Accepted: the work goes on in the background"}
 _TEACHING_ERRORS = {"400": "malformed request (the reason says what)", "403": "the token is missing or wrong",
                     "404": "no such lesson, sandbox or class", "409": "not possible now (the reason says why)",
                     "503": "no room for another sandbox"}

@@ -99,6 +99,18 @@ def describe_class(class_id):
     return jsonify(classes().get(class_id).describe(for_instructor=True))
 
 
+@bp.get("/classes/<class_id>/handout")
+def class_handout(class_id):
+    """The class's last hand-out of private copies: built, failed (with reasons), remaining."""
+    registry = classes()
+    registry.check_instructor(instructor_token())
+    return jsonify(registry.handout(registry.get(class_id)))
+
+
+def handout_url(class_id: str) -> str:
+    return f"{bp.url_prefix}/classes/{class_id}/handout"
+
+
 @bp.post("/classes/join")
 def join_class():
     data = body() or {}
@@ -144,6 +156,6 @@ def class_action(class_id, action):
     if action == "continue":
         teaching.continue_lesson(room.audience)
         return jsonify({"ok": True})
-    if action == "fork":
-        return jsonify({"ok": True, "copies": registry.fork(room)})
+    if action == "fork":  # answered at once; the copies are built in the background (web/handout.py)
+        return jsonify({"ok": True, "handout": registry.fork(room)}), 202, {"Location": handout_url(class_id)}
     raise service.ApiError(404, f"no class action {action!r}; use session, pause, continue or fork")

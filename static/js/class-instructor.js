@@ -12,6 +12,7 @@
 import {connectClass} from './class-link.js';
 import {sandboxSource} from './sandbox.js';
 import {createAnswerChart} from './views/answer-chart.js';
+import {createHandoutView} from './views/handout.js';
 import {createLessonEditor} from './views/lesson-editor.js';
 import {createLessonList} from './views/lesson-list.js';
 
@@ -29,6 +30,7 @@ export async function boot(shell) {
   const alerts = controls.alerts;
   const io = await socketIo();
   const chart = createAnswerChart(ui.answers, {alerts});
+  const handout = createHandoutView(ui.handout);
   let room = null; // the class as the server describes it to the instructor
   let link = null;
   let tally = {question: null, counts: {}};
@@ -61,12 +63,15 @@ export async function boot(shell) {
   ui.pause.addEventListener('click', () => act(room?.paused ? 'Unpausing the class' : 'Pausing the class', async () => {
     setRoom(await teaching.classAction(token, room.id, 'pause', {paused: !room.paused}));
   }));
-  ui.fork.addEventListener('click', () => act('Handing out private copies', async () => {
-    const answer = await teaching.classAction(token, room.id, 'fork');
-    const failed = answer.copies.filter((c) => c.error);
-    ui.forkResult.textContent = `${answer.copies.length - failed.length} of ${answer.copies.length} students got a private copy.`;
-    for (const copy of failed) alerts.error(`No private copy for ${copy.student}: ${copy.error}`);
-    setRoom(await teaching.getClass(token, room.id));
+  // The server answers at once (202) and builds the copies in the background: progress arrives
+  // as class_handout events; a refusal (one already running) carries the running one's progress.
+  ui.fork.addEventListener('click', () => act('Starting the hand-out', async () => {
+    try {
+      handout.render((await teaching.classAction(token, room.id, 'fork')).handout);
+    } catch (error) {
+      handout.render(error.body?.handout);
+      throw error;
+    }
   }));
 
   async function startSession(body) {
@@ -111,17 +116,26 @@ export async function boot(shell) {
   function onEvent(name, payload) {
     if (name === 'class_students') setRoom(payload);
     else if (name === 'class_paused') setRoom({...room, paused: payload.paused});
-    else if (name === 'class_answers') {
+    else if (name === 'class_handout' && payload.class === room?.id) {
+      handout.render(payload);
+      if (payload.status === 'done') refresh(); // the students' list: who has a copy now
+      else draw();
+    } else if (name === 'class_answers') {
       tally = {question: payload.question, counts: payload.counts ?? {}};
       updateChart();
     } else if (name === 'class_session' && payload.sandbox !== shell.getSource()?.id) {
-      teaching.getClass(token, room.id).then(setRoom).catch((error) => alerts.error(error.message));
+      refresh();
     }
+  }
+
+  function refresh() {
+    teaching.getClass(token, room.id).then(setRoom).catch((error) => alerts.error(error.message));
   }
 
   function setRoom(described) {
     room = {...room, ...described};
     if (described.answers) tally = {question: described.answers.question, counts: described.answers.counts};
+    if (described.handout) handout.render(described.handout);
     if (room.session && room.session_token) follow(room.session, room.session_token, room.lesson);
     editor.setRunner(room ? runLesson : null);
     updateChart();
@@ -173,8 +187,9 @@ export async function boot(shell) {
     ui.pause.textContent = room.paused ? '▶ Unpause the class' : '❚❚ Pause the class';
     ui.pause.setAttribute('aria-pressed', String(Boolean(room.paused)));
     ui.pause.disabled ||= !room.session;
-    ui.fork.disabled ||= !room.session || !room.students?.length;
-    ui.fork.title = !room.session ? 'Start a demo or a lesson first' : !room.students?.length ? 'No student has joined yet' : '';
+    ui.fork.disabled ||= !room.session || !room.students?.length || handout.running();
+    ui.fork.title = !room.session ? 'Start a demo or a lesson first' : !room.students?.length ? 'No student has joined yet'
+      : handout.running() ? 'Private copies are being handed out: wait for this hand-out to finish' : '';
     const students = Array.isArray(room.students) ? room.students : [];
     ui.count.textContent = `${students.length} student${students.length === 1 ? '' : 's'}`;
     ui.count.dataset.count = String(students.length);
@@ -240,7 +255,7 @@ function createPanels() {
           <button type="button" data-action="pause-class" aria-pressed="false" disabled>❚❚ Pause the class</button>
           <button type="button" data-action="fork" disabled>Give every student a private copy</button>
         </div>
-        <p class="fork-result" role="status"></p>
+        <div class="handout" aria-label="Private copies handed out"></div>
       </div>
       <p class="class-busy" role="status"></p>
     </div>
@@ -262,7 +277,7 @@ function createPanels() {
     roomBox: $(classPanel, '.room'), code: $(classPanel, '.join-code'), joinAt: $(classPanel, '.join-at'),
     count: $(classPanel, '.student-count'), session: $(classPanel, '.class-session'), students: $(classPanel, '.class-students'),
     demo: $(classPanel, '[data-action="free-demo"]'), pause: $(classPanel, '[data-action="pause-class"]'),
-    fork: $(classPanel, '[data-action="fork"]'), forkResult: $(classPanel, '.fork-result'), busy: $(classPanel, '.class-busy'),
+    fork: $(classPanel, '[data-action="fork"]'), handout: $(classPanel, '.handout'), busy: $(classPanel, '.class-busy'),
     answers: $(classPanel, '.answers-panel'), lessonList: $(authoring, '.lesson-list'), editor: $(authoring, '.editor-host'),
   };
 }

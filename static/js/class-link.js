@@ -5,13 +5,14 @@
  * The link joins the class on every (re)connect — `join_class` puts the socket in the class's
  * rooms and in the current session's room, and answers with the class and a snapshot of the
  * session — and passes the class's events on (a new session, pause, a private copy, answers,
- * students). It stays up while the page shows something else (a student's private copy), so
+ * students, a hand-out's progress or why a student's copy failed). It stays up while the page shows something else (a student's private copy), so
  * the instructor can always call the page back. Records are handed to whichever class source
  * follows the session they belong to, and so is `sandbox_gone`: with several workers, the one
  * holding the class's cluster may stop, and its pages say so as a sandbox's page does.
  */
 const ACK_TIMEOUT_MS = 10000;
-export const CLASS_EVENTS = ['class_session', 'class_paused', 'private_sandbox', 'class_answers', 'class_students'];
+export const CLASS_EVENTS = ['class_session', 'class_paused', 'private_sandbox', 'private_sandbox_failed',
+  'class_answers', 'class_students', 'class_handout'];
 
 export function connectClass(io, {classId, token, onJoined, onEvent, onConnection}) {
   const socket = io({transports: ['websocket'], reconnectionDelayMax: 4000});

@@ -72,6 +72,7 @@ export async function boot(shell) {
     }
     room = answer.class;
     if (answer.student?.sandbox) student.copy = {id: answer.student.sandbox, token: answer.student.sandbox_token};
+    student.copyError = answer.student?.copy_error ?? null; // a reload still says why there is no copy
     save(student);
     show(answer);
     draw();
@@ -89,9 +90,15 @@ export async function boot(shell) {
     } else if (name === 'private_sandbox') {
       student.copy = {id: payload.sandbox, token: payload.token};
       student.following = 'copy';
+      student.copyError = null;
       save(student);
       show();
       controls.alerts.info('The instructor gave you a private copy of the cluster: it is yours to break.');
+    } else if (name === 'private_sandbox_failed') { // an old copy was closed before the new one failed
+      Object.assign(student, {copy: null, following: 'class', copyError: payload.error});
+      save(student);
+      show();
+      controls.alerts.error(payload.error);
     }
     draw();
   }
@@ -160,6 +167,8 @@ export async function boot(shell) {
     panel.what.textContent = {copy: 'You are on your private copy: act on it as you like.',
       class: 'You are watching the class cluster.', waiting: 'Waiting for the instructor to start a demo or a lesson…'}[following];
     panel.paused.classList.toggle('hidden', !(room?.paused && following === 'class'));
+    panel.copyProblem.textContent = student.copyError ? `⚠ ${student.copyError}` : '';
+    panel.copyProblem.classList.toggle('hidden', !student.copyError);
     panel.watchClass.classList.toggle('hidden', following !== 'copy' || !room?.session);
     panel.watchCopy.classList.toggle('hidden', following === 'copy' || !student.copy);
   }
@@ -186,12 +195,14 @@ function createPanel() {
       <span class="class-who"></span>
       <span class="class-what"></span>
       <span class="class-paused hidden" role="status">❚❚ The instructor paused the class: your view is frozen.</span>
+      <span class="copy-problem hidden" role="alert"></span>
       <button type="button" class="watch-class hidden" data-action="watch-class">Watch the class</button>
       <button type="button" class="watch-copy hidden" data-action="watch-copy">My private copy</button>
     </div>`;
   const $ = (sel) => root.querySelector(sel);
   return {root, form: $('.join-form'), problem: $('.form-problem'), bar: $('.class-status'), who: $('.class-who'),
-    what: $('.class-what'), paused: $('.class-paused'), watchClass: $('.watch-class'), watchCopy: $('.watch-copy')};
+    what: $('.class-what'), paused: $('.class-paused'), copyProblem: $('.copy-problem'), watchClass: $('.watch-class'),
+    watchCopy: $('.watch-copy')};
 }
 
 function load() {

@@ -7,7 +7,8 @@ leaders ZooKeeper holds; a student cannot act on the class cluster (the controls
 the server refuses a forced attempt, with the reason shown); the instructor pauses the class;
 then runs a lesson whose question the students answer — the instructor's chart counts them as
 they arrive, a student who reloads is still in the lesson, the answers are graded when the
-cluster reveals its answer — and finally gives every student a private copy to break.
+cluster reveals its answer — and finally gives every student a private copy to break (built in
+the background; the instructor's page shows the hand-out's progress).
 """
 
 from __future__ import annotations
@@ -164,6 +165,11 @@ def test_a_class_follows_the_instructor_answers_and_gets_private_copies(new_page
     assert len(set(copies)) == len(STUDENTS) and lesson_session not in copies
     instructor.wait_for_function(f"document.querySelectorAll('.class-students li:not([data-sandbox=\"\"])').length"
                                  f" === {len(STUDENTS)}")
+    # The hand-out ran in the background; its progress ends on the instructor's page, in words.
+    instructor.wait_for_selector(f'.handout[data-status="done"][data-built="{len(STUDENTS)}"][data-failed="0"]')
+    assert instructor.inner_text(".handout-status") == \
+        f"Hand-out finished: {len(STUDENTS)} of {len(STUDENTS)} students got a private copy."
+    assert instructor.is_enabled('[data-action="fork"]')  # a finished hand-out lets the next one start
     for page, copy in zip(students, copies):
         live = next(b for b in ("0", "1", "2")
                     if page.get_attribute(f'button.broker[data-broker-id="{b}"]', "data-state") == "alive")

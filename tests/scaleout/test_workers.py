@@ -1,6 +1,7 @@
 """Several worker processes as one app: a sandbox in each, answered from either; a class held by
 one followed by students connected to the other, with a reload mid-stream that loses and repeats
-nothing; the cap counted across workers; a worker killed (SIGKILL): its sandboxes' pages and API
+nothing; a hand-out of private copies asked of the other worker, announced to the pages there;
+the cap counted across workers; a worker killed (SIGKILL): its sandboxes' pages and API
 say so, and every other sandbox goes on."""
 
 from __future__ import annotations
@@ -130,6 +131,32 @@ def test_a_class_on_one_worker_is_followed_from_the_other_through_a_reload(pair)
     by_seq = {r["seq"]: r for r in owner_records["records"]}
     assert all(got[seq] == by_seq[seq] for seq in after)
     second.close()
+
+
+def test_a_hand_out_asked_of_the_other_worker_reaches_students_and_instructor_there(pair):
+    a, b = pair
+    ih = {"X-Instructor-Token": a.token}
+    status, room, _ = a.call("POST", "/api/classes", {}, headers=ih)  # the class lives on A
+    assert status == 201 and a.call("POST", f"/api/classes/{room['id']}/session", ONE, headers=ih)[0] == 201
+    status, joined, _ = b.call("POST", "/api/classes/join", {"code": room["code"], "name": "Bo"})
+    assert status == 201, joined
+    student, instructor = Page(b), Page(b)  # both connected to B
+    try:
+        assert student.ask("join_class", {"class": room["id"], "token": joined["token"]})["ok"]
+        assert instructor.ask("join_class", {"class": room["id"], "token": a.token})["ok"]
+        status, answer, _ = b.call("POST", f"/api/classes/{room['id']}/fork", {}, headers=ih)  # run by A
+        assert status == 202 and answer["handout"]["total"] == 1, answer
+        copy = wait_until(lambda: next((p for e, p in student.events if e == "private_sandbox"), None), 60,
+                          "the student's copy announced on B")
+        wait_until(lambda: any(e == "class_handout" and p["status"] == "done" for e, p in instructor.events), 30,
+                   "the hand-out's progress on the instructor's page on B")
+        status, done, _ = b.call("GET", f"/api/classes/{room['id']}/handout", headers=ih)
+        assert status == 200 and (done["built"], done["failed"]) == (1, []), done
+        assert b.call("GET", f"/api/sandboxes/{copy['sandbox']}", headers=_h(copy))[0] == 200
+        _close(b, {"id": copy["sandbox"], "token": copy["token"]})
+    finally:
+        student.close()
+        instructor.close()
 
 
 def test_a_killed_worker_is_said_and_the_others_go_on(pair, shared):

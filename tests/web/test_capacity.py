@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import wait_until
+
 from web.capacity import MB_PER_SANDBOX, RESERVED_MB, SANDBOXES_PER_CORE, capacity, default_capacity
 
 INSTRUCTOR = "capacity-instructor-token"
@@ -49,6 +51,13 @@ def test_a_full_server_says_how_many_run_and_when_to_retry(app):
     assert app.extensions["kclab"].sandboxes.places.running() == 0  # every place given back
 
 
+def hand_out(client, room, ih) -> dict:
+    """Start a hand-out and wait for it to finish (as the instructor's page polls after a reload)."""
+    assert client.post(f"/api/classes/{room['id']}/fork", headers=ih).status_code == 202
+    return wait_until(lambda: (lambda h: h if h["status"] == "done" else None)(
+        client.get(f"/api/classes/{room['id']}/handout", headers=ih).get_json()), 60, "the hand-out to finish")
+
+
 def test_a_second_hand_out_to_a_class_larger_than_half_the_cap_works(app):
     client = app.test_client()
     ih = {"X-Instructor-Token": INSTRUCTOR}
@@ -57,12 +66,43 @@ def test_a_second_hand_out_to_a_class_larger_than_half_the_cap_works(app):
                 for i in range(CAP - 2)]  # 3 students + the class demo: 4 places of 5; twice that would not fit
     demo = client.post(f"/api/classes/{room['id']}/session", json={"cluster": {"brokers": [0]}}, headers=ih)
     assert demo.status_code == 201
-    first = client.post(f"/api/classes/{room['id']}/fork", headers=ih).get_json()["copies"]
-    second = client.post(f"/api/classes/{room['id']}/fork", headers=ih).get_json()["copies"]
-    assert all("sandbox" in c for c in first + second), second
+    assert hand_out(client, room, ih)["built"] == len(students)
+    first = {s["sandbox"] for s in client.get(f"/api/classes/{room['id']}", headers=ih).get_json()["students"]}
+    second = hand_out(client, room, ih)
+    assert (second["built"], second["failed"]) == (len(students), []), second
     manager = app.extensions["kclab"].sandboxes
     live = {s.id for s in manager.all()}
-    assert {c["sandbox"] for c in second} <= live and not {c["sandbox"] for c in first} & live  # old copies closed
-    assert manager.places.running() == len(students) + 1
     described = client.get(f"/api/classes/{room['id']}", headers=ih).get_json()
-    assert sorted(s["sandbox"] for s in described["students"]) == sorted(c["sandbox"] for c in second)
+    now = {s["sandbox"] for s in described["students"]}
+    assert len(now) == len(students) and now <= live and not first & live  # old copies closed
+    assert manager.places.running() == len(students) + 1
+
+
+def test_a_class_larger_than_the_room_left_is_refused_per_student_with_the_reason(app):
+    client = app.test_client()
+    ih = {"X-Instructor-Token": INSTRUCTOR}
+    socketio = app.extensions["kclab"].socketio
+    room = client.post("/api/classes", json={}, headers=ih).get_json()
+    students = [client.post("/api/classes/join", json={"code": room["code"], "name": f"t{i}"}).get_json()
+                for i in range(CAP)]  # the class demo + CAP copies: one more than the cap
+    pages = [socketio.test_client(app, flask_test_client=app.test_client()) for _ in students]
+    for page, student in zip(pages, students):
+        assert page.emit("join_class", {"class": room["id"], "token": student["token"]}, callback=True)["ok"]
+    manager = app.extensions["kclab"].sandboxes
+    for sandbox in manager.all():  # the previous test's class and copies: the cap is this class's alone
+        manager.close(sandbox.id)
+    demo = client.post(f"/api/classes/{room['id']}/session", json={"cluster": {"brokers": [0]}}, headers=ih)
+    assert demo.status_code == 201
+    done = hand_out(client, room, ih)
+    assert done["built"] == CAP - 1 and len(done["failed"]) == 1 and done["remaining"] == 0, done
+    refusal = done["failed"][0]
+    assert f"runs {CAP} sandboxes" in refusal["error"] and refusal["name"].startswith("t")
+    refused = next(page for page, s in zip(pages, students) if s["student"]["id"] == refusal["student"])
+    told = [m["args"][0] for m in refused.get_received() if m["name"] == "private_sandbox_failed"]
+    assert len(told) == 1 and f"runs {CAP} sandboxes" in told[0]["error"]  # the student is told why
+    assert not [m for m in refused.get_received() if m["name"] == "private_sandbox"]
+    token = students[pages.index(refused)]["token"]
+    rejoined = refused.emit("join_class", {"class": room["id"], "token": token}, callback=True)
+    assert f"runs {CAP} sandboxes" in rejoined["student"]["copy_error"]  # and again after a reload
+    for page in pages:
+        page.disconnect()

@@ -167,11 +167,12 @@ def test_class_mode(app, client):
     grades = {r["student"]: r["correct"] for r in lesson_state(client, sandbox, "answered")}
     assert sorted(grades.values()) == [False, True]
     # Everyone gets a private copy of the cluster.
-    copies = client.post(f"/api/classes/{room['id']}/fork", headers=ih).get_json()["copies"]
-    assert len(copies) == 2 and all("sandbox" in c for c in copies)
+    handout = client.post(f"/api/classes/{room['id']}/fork", headers=ih)
+    assert handout.status_code == 202 and handout.get_json()["handout"]["total"] == 2
     for page, student in zip(pages, students):
-        handed = [m["args"][0] for m in page.get_received() if m["name"] == "private_sandbox"]
-        assert handed and handed[-1]["class"] == room["id"]
+        handed = wait_until(lambda: [m["args"][0] for m in page.get_received() if m["name"] == "private_sandbox"],
+                            60, "the student's private copy")
+        assert handed[-1]["class"] == room["id"]
         mine = {"id": handed[-1]["sandbox"], "token": handed[-1]["token"]}
         view = client.get(f"/api/sandboxes/{mine['id']}/snapshot", headers={"X-Sandbox-Token": mine["token"]}).get_json()
         assert view["view"]["brokers"]["0"]["state"] == "crashed"  # the class's crash, replayed

@@ -60,7 +60,7 @@ def test_a_student_watches_the_class_cluster_and_cannot_act_on_it(app, client):
     try:
         joined = page.emit("join_class", {"class": room["id"], "token": student["token"]}, callback=True)
         assert joined["ok"] and joined["student"] == {"id": student["student"]["id"], "name": "s0", "sandbox": None,
-                                                      "sandbox_token": None}
+                                                      "sandbox_token": None, "copy_error": None}
         assert joined["snapshot"]["view"]["lesson"] is None  # a free demo
         forced = page.emit("class_fault", {"class": room["id"], "token": student["token"], "op": "crash_broker",
                                            "broker": 1}, callback=True)
@@ -69,9 +69,11 @@ def test_a_student_watches_the_class_cluster_and_cannot_act_on_it(app, client):
         assert done.status_code == 200 and done.get_json()["ok"], done.get_json()
 
         # After the fork, a page that reloads finds the student's private copy in the join's answer.
-        copies = client.post(f"/api/classes/{room['id']}/fork", headers=IH).get_json()["copies"]
+        assert client.post(f"/api/classes/{room['id']}/fork", headers=IH).status_code == 202
+        copy = wait_until(lambda: next((m["args"][0] for m in page.get_received() if m["name"] == "private_sandbox"),
+                                       None), 60, "the student's private copy")
         again = page.emit("join_class", {"class": room["id"], "token": student["token"]}, callback=True)
-        assert again["student"]["sandbox"] == copies[0]["sandbox"] and again["student"]["sandbox_token"]
+        assert again["student"]["sandbox"] == copy["sandbox"] and again["student"]["sandbox_token"] == copy["token"]
     finally:
         page.disconnect()
 

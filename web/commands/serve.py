@@ -143,7 +143,8 @@ def _serve(args, hosts: str, zk_control, token: str) -> int:
     config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token,
               "MAX_SOCKETS": args.max_sockets or None, "TRUSTED_PROXIES": args.trusted_proxies,
               "MAX_SANDBOXES": args.max_sandboxes, "REDIS_URL": args.redis}
-    for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST"):
+    for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST",
+                "MAX_CLASSES", "MAX_STUDENTS_PER_CLASS", "COPY_THREADS"):
         if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
             config[key] = float(os.environ[f"KCLAB_{key}"])
     from web.capacity import capacity
