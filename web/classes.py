@@ -30,7 +30,8 @@ CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud i
 MAX_STUDENTS_PER_CLASS = 250
 """A class is 30 to 200 students (issue 14); each may be handed a sandbox, so the class is bounded."""
 MAX_CLASSES = 100
-"""Classes one worker keeps (they last as long as it runs): a bound on memory, far above a department's."""
+"""Classes one worker keeps at once: a bound on memory, far above a department's. At the bound, the
+classes that are over (every cluster of theirs closed or reaped) are forgotten to make room."""
 
 
 @dataclass
@@ -116,13 +117,27 @@ class ClassRegistry:
         name = instructor if isinstance(instructor, str) and instructor.strip() else "instructor"
         with self._lock:
             if len(self._classes) >= self.max_classes:
-                raise ApiError(409, f"this server already holds {len(self._classes)} classes, as many as it keeps "
-                                    f"(they last until it restarts): reopen one of yours instead")
+                self._forget_finished()
+            if len(self._classes) >= self.max_classes:
+                raise ApiError(409, f"this server already holds {len(self._classes)} classes that are still in use "
+                                    f"(a shared cluster or a student's copy running), as many as it keeps: reopen "
+                                    f"one of yours, or retry once the idle ones are reaped")
             code = self._new_code()
             room = ClassRoom(secrets.token_hex(4), code, name.strip()[:40])
             self._classes[room.id] = room
         self.on_created(room)
         return room
+
+    def _forget_finished(self) -> None:
+        """Make room (under the lock) by forgetting the classes that are over: their shared cluster
+        and every student's copy closed or reaped as idle, no hand-out running. A server that runs
+        for a semester thus keeps its bound without refusing the next class."""
+        def over(room: ClassRoom) -> bool:
+            sandboxes = [room.session.id if room.session else None, *(s.sandbox for s in room.students.values())]
+            running = room.handout is not None and room.handout.running
+            return not running and all(i is None or self.manager.get(i) is None for i in sandboxes)
+        for class_id in [i for i, room in self._classes.items() if over(room)]:
+            del self._classes[class_id]
 
     def start_session(self, room: ClassRoom, lesson=None, lesson_key: str | None = None, spec=None) -> Sandbox:
         """A new shared cluster for the class: a lesson, or a free demo. The old one is closed."""

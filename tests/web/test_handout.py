@@ -100,3 +100,19 @@ def test_a_hand_out_needs_a_session_and_students_and_the_classes_are_bounded(app
     assert third.status_code == 409 and "already holds 2 classes" in third.get_json()["error"]
     assert client.post(f"/api/classes/{room['id']}/fork", headers={"X-Instructor-Token": "guess"}).status_code == 403
     assert client.get(f"/api/classes/{room['id']}/handout", headers={"X-Instructor-Token": "guess"}).status_code == 403
+
+
+def test_at_the_bound_the_classes_that_are_over_make_room(app):
+    """A server that runs for a semester: once every cluster of a class is closed (or reaped as
+    idle), the class no longer counts against MAX_CLASSES; one still in use does."""
+    client, manager = app.test_client(), app.extensions["kclab"].sandboxes
+    registry = app.extensions["kclab"].classes
+    assert len(registry.ids()) == 2  # the module's two classes, both still with clusters
+    assert client.post("/api/classes", json={}, headers=IH).status_code == 409
+    rooms = [registry.get(i) for i in sorted(registry.ids())]
+    in_use, over = rooms
+    for sandbox_id in [over.session.id, *(s.sandbox for s in over.students.values() if s.sandbox)]:
+        manager.close(sandbox_id)
+    fresh = client.post("/api/classes", json={}, headers=IH)
+    assert fresh.status_code == 201, fresh.get_json()
+    assert registry.ids() == {in_use.id, fresh.get_json()["id"]}  # the one in use stays
