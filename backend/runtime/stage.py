@@ -33,9 +33,13 @@ class StageDirections:
     def pin_winner(self, broker_id: int) -> None:
         self.election_winner = broker_id
 
-    def election_decided(self) -> None:
-        """A controller was elected: the direction is spent."""
-        self.election_winner = None
+    def election_decided(self, winner: int) -> None:
+        """``winner`` was elected: a direction for it is spent. One for another broker stays: it
+        was given while this election was under way (a lesson's next ``direct`` step can come
+        before the winner of the previous one has finished its ZooKeeper transaction), so it is
+        for the next election."""
+        if self.election_winner == winner:
+            self.election_winner = None
 
     def hold_back(self, broker_id: int, controller_exists: Callable[[], bool]) -> bool:
         """Before ``broker_id`` competes for ``/controller``: wait while another broker is
@@ -47,8 +51,9 @@ class StageDirections:
         try:
             poll_until(lambda: not self._is_running(winner) or controller_exists(), HOLD_BACK_S,
                        f"broker {winner} to win")
-        except TimeoutError:
-            pass  # the named broker did not win in time: the race is open again
+        except TimeoutError:  # the named broker did not win in time: the race is open again
+            if self.election_winner == winner:
+                self.election_winner = None
         return True
 
 

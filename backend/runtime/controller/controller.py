@@ -238,7 +238,7 @@ class KafkaController:
             self.maybe_resign()
             return
         self.active_controller_id = self.broker_id
-        self.stage.election_decided()
+        self.stage.election_decided(self.broker_id)
         try:
             self.ctx, record = failover.become_controller(self.ctx, epoch, zk_version)
             self.emit([record])
