@@ -21,6 +21,7 @@ import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -36,9 +37,11 @@ MAX_BATCHES = 8
 """More batches than this (each dashboard run with new logs adds one) are merged."""
 
 
-def ingest(spark: SparkSession, replays: str | Path, table: Table) -> tuple[Manifest, dict]:
+def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Table) -> tuple[Manifest, dict]:
     """Bring the table up to date with the directory: read new and changed logs, forget removed
-    ones, choose the copy that counts of a session on disk twice, compact. Returns the manifest
+    ones, choose the copy that counts of a session on disk twice, compact. ``get_spark`` returns
+    the session, called only when there is something to parse or merge (issue 16: a run with
+    nothing new starts no JVM; ``backend.stats.session.LazySpark``). Returns the manifest
     and what was done (``read_files``, ``read_bytes``, ``removed``, ``compacted``), with the
     ``listing`` of the directory (files, bytes: listed once per run)."""
     listing = _list_logs(Path(replays))
@@ -56,7 +59,7 @@ def ingest(spark: SparkSession, replays: str | Path, table: Table) -> tuple[Mani
         # Every log new (a first run, or a rebuilt table): read the directory, which Spark lists
         # in one call, rather than name tens of thousands of files.
         paths = str(replays) if len(changed) == len(listing) else [str(Path(replays) / n) for n in changed]
-        entries = _read_batch(spark, paths, table, batch)
+        entries = _read_batch(get_spark(), paths, table, batch)
         manifest.add([{**entries.get(name, _empty_entry(name)), "size": listing[name][0], "mtime_ns": listing[name][1]}
                       for name in changed])
         manifest.written[batch] = len(entries)
@@ -64,7 +67,7 @@ def ingest(spark: SparkSession, replays: str | Path, table: Table) -> tuple[Mani
         # Unchanged otherwise: rewriting a semester's manifest cost a warm run time for nothing.
         manifest.choose_copies()
         table.save(manifest)
-    compacted = compact(spark, table, manifest)
+    compacted = compact(get_spark, table, manifest)
     _remove_unnamed_batches(table, manifest)
     sizes = [size for size, _ in listing.values()]
     return manifest, {"listing": {"files": len(sizes), "bytes": sum(sizes)},  # the directory's, for the summary
@@ -125,7 +128,7 @@ def _set_aside(lines: DataFrame, entries: dict[str, dict]) -> dict[int, list[int
     return out
 
 
-def compact(spark: SparkSession, table: Table, manifest: Manifest) -> int:
+def compact(get_spark: Callable[[], SparkSession], table: Table, manifest: Manifest) -> int:
     """Merge batches when there are too many (all but the largest), and the batches half of whose
     logs are no longer named; returns how many batches were merged (0: nothing to do)."""
     named, written = manifest.batches(), manifest.written
@@ -136,6 +139,7 @@ def compact(spark: SparkSession, table: Table, manifest: Manifest) -> int:
         merge |= set(named) - {largest}
     if len(merge) < 2 and not stale:
         return 0
+    spark = get_spark()  # the kept lines are rewritten by Spark
     batch = manifest.next_batch
     manifest.next_batch += 1
     batches = sorted(merge)
@@ -143,7 +147,7 @@ def compact(spark: SparkSession, table: Table, manifest: Manifest) -> int:
     lines = table.batch_lines(spark, batches).join(F.broadcast(spark.createDataFrame(named_sks)), "sk", "left_semi")
     _write_lines(lines.withColumn("batch", F.lit(batch)), table)
     for name in derive.NAMES:
-        write_arrow(table.read_events(spark, name, batches, named_sks["sk"].combine_chunks()),
+        write_arrow(table.read_events(get_spark, name, batches, named_sks["sk"].combine_chunks()),
                     table.event_batch(name, batch))
     manifest.rebatch(merge, batch)
     for b in merge:

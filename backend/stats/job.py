@@ -21,6 +21,8 @@ date — new and changed logs read, their per-session event tables derived and s
 logs forgotten — and then aggregates every dataset from the table's event tables
 (``backend.stats.derive``), which are a few percent of the records: in the driver, with Arrow
 (``backend.stats.aggregate``), because 18 small Spark queries cost more than the data.
+So Spark is started only when the ingest has logs to parse or batches to merge
+(``backend.stats.session.LazySpark``): a run with nothing new starts no JVM (issue 16).
 
 Damaged input never fails the job: every line set aside is counted with its reason in
 ``summary.json`` (and listed in the ``malformed`` dataset). Exit status: 0 done, 2 the input or
@@ -39,7 +41,7 @@ from typing import Callable
 if __package__ in (None, ""):  # run as a file by spark-submit: make `backend` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from backend.stats.session import DEFAULT_MASTER, configured_master, spark_session  # noqa: E402
+from backend.stats.session import DEFAULT_MASTER, LazySpark, configured_master  # noqa: E402
 
 
 class JobError(Exception):
@@ -63,11 +65,10 @@ def run_job(replays: str | Path, out: str | Path, spark=None, master: str | None
         table = Table(table or default_table(out))
     except (OSError, ValueError) as error:
         raise JobError(f"cannot write the output {out}: {error}") from error
-    timings: dict[str, float] = {}
+    timings: dict[str, float] = {"spark_session": 0.0}  # stays 0 when no session is started
+    # Started only if the ingest has logs to parse or batches to merge (issue 16).
+    spark = LazySpark(spark, master, driver_memory)
     try:
-        t = time.monotonic()
-        spark = spark or spark_session(master, driver_memory=driver_memory)
-        timings["spark_session"] = time.monotonic() - t
         with table.locked():
             summary = _compute(spark, replays, table, output, progress, stream, timings, started)
         output.commit()
@@ -96,11 +97,13 @@ def _compute(spark, replays: str, table, output, progress, stream, timings: dict
     from backend.stats.summary import build_summary
 
     rows: dict[str, int] = {}
-    with Progress(spark.sparkContext, ["ingest", "load", *DATASETS, "summary"], progress, stream) as prog:
+    with Progress(spark().sparkContext if spark.started else None, ["ingest", "load", *DATASETS, "summary"],
+                  progress, stream) as prog:
+        spark.on_start(lambda session: prog.attach(session.sparkContext))
         with prog.phase("ingest"):
             t = time.monotonic()
             manifest, ingested = ingest(spark, replays, table)
-            timings["ingest"] = time.monotonic() - t
+            timings["ingest"] = time.monotonic() - t - spark.seconds
         with prog.phase("load"):
             t = time.monotonic()
             metrics = Metrics(table.event_tables(spark, manifest), manifest.sessions().filter(pc.field("header_ok")))
@@ -111,12 +114,23 @@ def _compute(spark, replays: str, table, output, progress, stream, timings: dict
                 rows[name] = output.write(name, metrics.build(name))
                 timings[name] = time.monotonic() - t
         with prog.phase("summary"):
+            timings["spark_session"] = spark.seconds
             timings["total"] = time.monotonic() - started
             listing = ingested.pop("listing")
-            summary = build_summary(output.staging, replays, listing, manifest.counts(), rows, timings, spark)
+            summary = build_summary(output.staging, replays, listing, manifest.counts(), rows, timings, _spark_facts(spark))
             summary["ingest"] = {**ingested, "table": str(table.root)}
             output.write_summary(summary)
     return summary
+
+
+def _spark_facts(spark: LazySpark) -> dict:
+    """``summary.json``'s ``spark``: the session's, or, when none was started (nothing to parse),
+    the pyspark version and the master a session would have had, with no parallelism (null)."""
+    if spark.started:
+        context = spark().sparkContext
+        return {"version": spark().version, "master": context.master, "default_parallelism": context.defaultParallelism}
+    import pyspark
+    return {"version": pyspark.__version__, "master": spark.master, "default_parallelism": None}
 
 
 def build_parser(default_master: str | None = DEFAULT_MASTER) -> argparse.ArgumentParser:

@@ -44,6 +44,7 @@ class Progress:
         self._last_line = ""
         self._last_print = 0.0
         self._thread = threading.Thread(target=self._run, name="kclab-stats-progress", daemon=True)
+        self._current = threading.local()  # the phase this thread runs, for attach()
 
     def __enter__(self) -> "Progress":
         self._thread.start()
@@ -58,15 +59,28 @@ class Progress:
         """Run the body as phase ``name`` (in any thread): its Spark jobs get the phase's group."""
         with self._lock:
             self._active.append(name)
-        self._sc.setJobGroup(self._group(name), f"kclab stats: {name}", interruptOnCancel=False)
+        self._current.name = name
+        self._set_group(name)
         started = time.monotonic()
         try:
             yield
         finally:
+            self._current.name = None
             with self._lock:
                 self._active.remove(name)
                 self._done += 1
             self.report(force=True, done_phase=(name, time.monotonic() - started))
+
+    def attach(self, spark_context) -> None:
+        """Follow a SparkContext started after the job began (``spark_context=None`` at first: a
+        run with nothing new starts none); the phase this thread runs gets its job group now."""
+        self._sc = spark_context
+        if getattr(self._current, "name", None):
+            self._set_group(self._current.name)
+
+    def _set_group(self, name: str) -> None:
+        if self._sc is not None:
+            self._sc.setJobGroup(self._group(name), f"kclab stats: {name}", interruptOnCancel=False)
 
     def snapshot(self) -> dict:
         with self._lock:
@@ -112,6 +126,8 @@ class Progress:
         return f"{self._group_prefix}:{name}"
 
     def _stages(self, phase: str) -> list[dict]:
+        if self._sc is None:
+            return []
         tracker = self._sc.statusTracker()
         stages = []
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 DEFAULT_MASTER = "local[2]"
 
@@ -84,3 +85,39 @@ def existing_session():
     from pyspark.sql import SparkSession
     return SparkSession.getActiveSession()
 
+
+
+class LazySpark:
+    """The job's SparkSession, created when a step first needs it (issue 16).
+
+    Since the aggregation runs in the driver with Arrow, only parsing new or grown logs (and a
+    compaction that merges batches) runs Spark: a run with nothing new needs no JVM, whose start
+    cost 5-10 s of a ~1 s run. Calling the object returns the session, starting it the first
+    time (``seconds`` is what that took); ``on_start`` callbacks learn of it (the progress bar
+    then follows its stages). Given a ``spark`` (the dashboard's warm session), it is used as is."""
+
+    def __init__(self, spark=None, master: str | None = DEFAULT_MASTER, driver_memory: str | None = None) -> None:
+        self._spark = spark
+        self.master = master
+        self._driver_memory = driver_memory
+        self.seconds = 0.0
+        self._listeners = []
+
+    @property
+    def started(self) -> bool:
+        return self._spark is not None
+
+    def __call__(self):
+        if self._spark is None:
+            t = time.monotonic()
+            self._spark = spark_session(self.master, driver_memory=self._driver_memory)
+            self.seconds = time.monotonic() - t
+            for listener in self._listeners:
+                listener(self._spark)
+        return self._spark
+
+    def on_start(self, listener) -> None:
+        """Call ``listener(session)`` when the session starts (at once if it has)."""
+        self._listeners.append(listener)
+        if self._spark is not None:
+            listener(self._spark)

@@ -76,7 +76,8 @@ def misconceptions(staging: Path, per_lesson: int = 3) -> dict[str, list[dict]]:
 
 
 def build_summary(staging: Path, replays: str, listing: dict, counts: dict, rows: dict[str, int],
-                  timings: dict[str, float], spark) -> dict:
+                  timings: dict[str, float], spark: dict) -> dict:
+    """``spark``: the session's version, master and default parallelism (``job._spark_facts``)."""
     sessions = read_json_dataset(staging, "sessions")
     malformed = read_json_dataset(staging, "malformed")[:EXAMPLES]
     files = listing["files"]
@@ -85,8 +86,7 @@ def build_summary(staging: Path, replays: str, listing: dict, counts: dict, rows
         "version": SUMMARY_VERSION,
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "replays": replays,
-        "spark": {"version": spark.version, "master": spark.sparkContext.master,
-                  "default_parallelism": spark.sparkContext.defaultParallelism},
+        "spark": spark,
         "input": {"files": files, "bytes": listing["bytes"],
                   "lines": counts["lines"], "records": counts["records"], "sessions": counts["sessions"],
                   "files_without_header": files - counts["sessions"] - counts.get("duplicate_copies", 0),

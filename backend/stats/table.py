@@ -32,6 +32,7 @@ import fcntl
 import hashlib
 import inspect
 from pathlib import Path
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -96,15 +97,17 @@ class Table:
         return (spark.read.schema(KEPT_SCHEMA).parquet(str(self.lines))
                 .where(F.col("batch").isin(batches)).drop("batch"))
 
-    def read_events(self, spark: SparkSession, name: str, batches: list[int], sks: pa.Array) -> pa.Table:
+    def read_events(self, get_spark: Callable[[], SparkSession], name: str, batches: list[int],
+                    sks: pa.Array) -> pa.Table:
         """One event table, read by the driver with Arrow (a few hundred thousand rows for a
-        semester: no Spark job): its rows in ``batches`` of the logs whose key is in ``sks``."""
+        semester: no Spark job): its rows in ``batches`` of the logs whose key is in ``sks``.
+        ``get_spark`` is called only for a table no batch holds (its schema is Spark's)."""
         parts = [pq.read_table(path) for b in batches if (path := self.event_batch(name, b)).is_dir()]
         # Planning the transforms on no rows gives the schema of a table no batch holds (slow: only then).
-        rows = pa.concat_tables(parts, promote_options="permissive") if parts else to_arrow_schema(derive.schemas(spark)[name]).empty_table()
+        rows = pa.concat_tables(parts, promote_options="permissive") if parts else to_arrow_schema(derive.schemas(get_spark())[name]).empty_table()
         return rows.filter(pc.is_in(rows["sk"], value_set=sks))
 
-    def event_tables(self, spark: SparkSession, rows: Manifest) -> dict[str, pa.Table]:
+    def event_tables(self, get_spark: Callable[[], SparkSession], rows: Manifest) -> dict[str, pa.Table]:
         """Every event table of the counted logs."""
         sks = rows.sessions()["sk"].combine_chunks()
-        return {name: self.read_events(spark, name, rows.live(), sks) for name in derive.NAMES}
+        return {name: self.read_events(get_spark, name, rows.live(), sks) for name in derive.NAMES}
