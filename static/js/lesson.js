@@ -83,7 +83,7 @@ export function awaitText(awaiting) {
 /** The stop's held lab timers, in words (empty when none are held). */
 export function heldText(held) {
   if (!held?.length) return '';
-  return `⏸ While you read, the lab holds its own timers (${held.join(', ')}): for the cluster no time passes `
+  return `❚❚ While you read, the lab holds its own timers (${held.join(', ')}): for the cluster no time passes `
     + 'until you continue.';
 }
 

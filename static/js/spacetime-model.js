@@ -26,7 +26,7 @@ const LONG = 400; // items longer than this are kept apart, so a query scans few
 const STATE = /^\/brokers\/topics\/([^/]+)\/partitions\/(\d+)\/state$/;
 
 const MARKS = {
-  broker: {crashed: '✗ crashed', stopped: '■ stopped', paused: '⏸ paused', resumed: '▶ resumed',
+  broker: {crashed: '✗ crashed', stopped: '■ stopped', paused: '❚❚ paused', resumed: '▶ resumed',
     session_expired: '⌛ session expired', session_lost: '⌛ session lost', registered: '● registered'},
   controller: {elected: '♛ elected', resigned: '♛ resigned', fenced: '✗ fenced'},
 };
