@@ -24,6 +24,11 @@ def on_loopback(command: list[str], replace: dict[str, str]) -> list[str]:
     return [replace.get(arg, arg) for arg in command]
 
 
+NOT_UP_YET = (OSError, ValueError)
+"""No answer yet, or — while the master's UI starts — its HTML page where /json/ will be (a
+JSONDecodeError, a ValueError): both mean "ask again"."""
+
+
 def page(url: str) -> dict:
     with urllib.request.urlopen(url, timeout=3) as response:
         return json.loads(response.read())
@@ -41,11 +46,11 @@ def test_the_compose_commands_run_a_spark_cluster_of_the_drivers_version(service
     try:
         # STANDBY for a moment (its recovery), then ALIVE: what the compose health check waits for
         wait_until(lambda: page(f"http://127.0.0.1:{master_ui}/json/")["status"] == "ALIVE", 90,
-                   f"the master to say ALIVE; its output: {master_out.lines[-5:]}", retry_on=(OSError,))
+                   f"the master to say ALIVE; its output: {master_out.lines[-5:]}", retry_on=NOT_UP_YET)
         worker, worker_out = start(on_loopback(services["spark-worker"]["command"], replace), env, tmp_path)
         registered = wait_until(lambda: page(f"http://127.0.0.1:{master_ui}/json/")["aliveworkers"], 90,
                                 f"the worker to register; worker output: {worker_out.lines[-5:]}",
-                                retry_on=(OSError,))
+                                retry_on=NOT_UP_YET)
         assert registered == 1
         assert page(f"http://127.0.0.1:{worker_ui}/json/")["masterurl"] == f"spark://127.0.0.1:{rpc}"
         assert any(f"version {pyspark.__version__}" in line for line in master_out.lines), master_out.lines[-20:]
