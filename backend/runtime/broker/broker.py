@@ -43,7 +43,7 @@ from backend.runtime.broker.controlled_shutdown import controlled_shutdown
 from backend.runtime.broker.data_plane import DataPlane
 from backend.runtime.broker.network import BrokerNetwork
 from backend.runtime.broker.request_handler import RequestHandler
-from backend.runtime.controller.controller import KafkaController
+from backend.runtime.controller.controller import EXPIRE_AWAIT_S, KafkaController
 from backend.runtime.peers import ClusterServices
 from backend.runtime.stage import PausePoint
 from backend.zk.client import KafkaZkClient
@@ -284,9 +284,12 @@ class SimulatedBroker:
                                    timeout_ms=self.config["zookeeper.session.timeout.ms"])
         was_lost = self._session_lost
         if state is SessionState.LOST:
-            self._session_lost = True
             self._emit("session_lost", f"Broker {self.id} learned that its ZooKeeper session expired.")
-        elif state is SessionState.CONNECTED:
+            expire = self.controller.on_session_lost()
+            self._session_lost = True  # only now may a resume() waiting for it go on: after Expire is queued
+            expire.await_processing(EXPIRE_AWAIT_S)
+            return
+        if state is SessionState.CONNECTED:
             self._session_lost = False
         self.controller.on_session_state(state, session_was_lost=was_lost)
 

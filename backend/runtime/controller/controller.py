@@ -93,19 +93,22 @@ class KafkaController:
         self.events.close()
 
     # -- the ZooKeeper session (kazoo's thread: only put events) -------------------------------
+    def on_session_lost(self) -> QueuedEvent:
+        """Kafka's controller ``StateChangeHandler`` when the session expired: ``Expire``
+        preempts everything. Returns it queued; the caller (kazoo's thread) then awaits its
+        processing — beforeInitializingSession: the new session waits until Expire is being
+        processed, so whatever the thread is doing now finishes against the expired session,
+        never on a new one. (Blocking kazoo's thread is what holds the new session back; its
+        requests meanwhile fail at once with SessionExpired.) Split from the wait so that the
+        broker learns the session is lost only once Expire is in the queue."""
+        self.watches.forget()
+        return self.events.clear_and_put(ev.Expire())
+
     def on_session_state(self, state: SessionState, session_was_lost: bool) -> None:
-        """Kafka's controller ``StateChangeHandler``: a lost session preempts everything with
-        ``Expire``; a new session after it re-registers and re-elects; the connection back
-        within the same session restores the watches kazoo dropped."""
-        if state is SessionState.LOST:
-            self.watches.forget()
-            # beforeInitializingSession: the new session waits until Expire is being processed,
-            # so whatever the thread is doing now finishes against the expired session, never
-            # on a new one. (Blocking kazoo's thread here is what holds the new session back;
-            # its requests meanwhile fail at once with SessionExpired.)
-            expire = self.events.clear_and_put(ev.Expire())
-            expire.await_processing(EXPIRE_AWAIT_S)
-        elif state is SessionState.CONNECTED and session_was_lost:
+        """The rest of the ``StateChangeHandler``: a new session after a lost one re-registers
+        and re-elects; the connection back within the same session restores the watches kazoo
+        dropped."""
+        if state is SessionState.CONNECTED and session_was_lost:
             self.events.put(ev.RegisterBrokerAndReelect())
         elif state is SessionState.CONNECTED:
             self.watches.restore()
