@@ -11,20 +11,15 @@ handed a private copy of the cluster to break on their own.
 from __future__ import annotations
 
 import hmac
-import logging
 import secrets
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from backend.runtime.faults import apply_fault
-from web.handout import COPY_THREADS, HandOut
+from web.handout import COPY_THREADS, Copier, HandOut
 from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
 from web.service import ApiError, apply, records_since, refused
 from web.teaching import submit_answer
-
-log = logging.getLogger(__name__)
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud in a classroom
 MAX_STUDENTS_PER_CLASS = 250
@@ -84,7 +79,7 @@ class ClassRegistry:
         self.max_classes, self.max_students = int(max_classes), int(max_students)
         self._classes: dict[str, ClassRoom] = {}
         self._lock = threading.Lock()
-        self.copier = ThreadPoolExecutor(int(copy_threads), thread_name_prefix="handout")
+        self.copier = Copier(manager, lambda room, event, data: self.notify(room, event, data), copy_threads)
         """Builds every class's private copies (``web/handout.py``): a few threads for the worker."""
         self.notify: Callable[[str, str, dict], None] = lambda room, event, data: None
         """How events reach pages (set by the socket layer): notify(room, event, payload)."""
@@ -163,10 +158,11 @@ class ClassRegistry:
         room.paused = bool(paused)
         self.notify(f"class:{room.id}", "class_paused", {"class": room.id, "paused": room.paused})
 
-    def fork(self, room: ClassRoom) -> dict[str, Any]:
-        """Start giving every student a private cluster like the class's now — the same cluster,
-        with the faults the class session applied replayed in order — and answer at once: the
-        copies are built in the background (``web/handout.py``). One hand-out per class at a time."""
+    def fork(self, room: ClassRoom, only_missing: bool = False) -> dict[str, Any]:
+        """Start giving every student (``only_missing``: every student without a running copy) a
+        private cluster like the class's now — the same cluster, with the faults the class session
+        applied replayed in order — and answer at once: the copies are built in the background
+        (``web/handout.py``). One hand-out per class at a time."""
         if room.session is None:
             raise ApiError(409, "the class has no session to copy yet")
         faults = [(r.op, (r.detail or {}).get("args", {})) for r in room.session.bus.since(0)
@@ -178,50 +174,14 @@ class ClassRegistry:
             students = list(room.students.values())
             if not students:
                 raise ApiError(409, "no student has joined this class yet: there is nobody to hand a copy to")
-            handout = room.handout = HandOut(room.id, {s.id: s.name for s in students})
-        started = handout.describe()  # before any copy: the answer says what will be built
-        for student in students:
-            self.copier.submit(self._fork_one, room, handout, student, spec, faults)
-        return started
+            if only_missing:
+                students = [s for s in students if not self._has_copy(s)]
+                if not students:
+                    raise ApiError(409, "every student of this class already has a private copy running")
+            return self.copier.start(room, students, spec, faults)
 
-    def _fork_one(self, room: ClassRoom, handout: HandOut, student: Student, spec, faults) -> None:
-        """The student's old copy closes first: its place is free before the new one takes one,
-        so a second hand-out never needs twice the places (a class of 200 on a cap of 300).
-        Whatever happens, the copy is counted (built or failed), so the hand-out always ends."""
-        student.copy_error = None
-        try:
-            if student.sandbox is not None:
-                old, student.sandbox, student.sandbox_token = student.sandbox, None, None
-                self.manager.close(old)
-            sandbox = self._build_copy(room, student, spec, faults)
-        except SandboxLimit as exc:
-            return self._copy_failed(room, handout, student, str(exc))
-        except Exception as exc:  # noqa: BLE001 - one student's failure is told, the hand-out goes on
-            log.exception("the private copy of %s in class %s failed", student.id, room.id)
-            return self._copy_failed(room, handout, student, f"building it failed ({getattr(exc, 'message', exc)})")
-        student.sandbox, student.sandbox_token = sandbox.id, sandbox.token
-        progress = handout.copy_built(student.id)
-        self.notify(f"student:{student.token}", "private_sandbox", {"class": room.id, "sandbox": sandbox.id,
-                                                                     "token": sandbox.token})
-        self.notify(f"class:{room.id}:instructor", "class_handout", progress)
-
-    def _build_copy(self, room: ClassRoom, student: Student, spec, faults) -> Sandbox:
-        sandbox = self.manager.create(spec, mode="sandbox", class_id=room.id, student=student.id)
-        try:
-            for op, args in faults:
-                apply_fault(sandbox.cluster, op, args, source="fork")
-                sandbox.cluster.wait_stable(10)
-        except Exception:
-            self.manager.close(sandbox.id)
-            raise
-        return sandbox
-
-    def _copy_failed(self, room: ClassRoom, handout: HandOut, student: Student, error: str) -> None:
-        student.copy_error = f"no private copy for you this time: {error}"
-        progress = handout.copy_failed(student.id, error)
-        self.notify(f"student:{student.token}", "private_sandbox_failed", {"class": room.id,
-                                                                            "error": student.copy_error})
-        self.notify(f"class:{room.id}:instructor", "class_handout", progress)
+    def _has_copy(self, student: Student) -> bool:
+        return student.sandbox is not None and self.manager.get(student.sandbox) is not None
 
     def handout(self, room: ClassRoom) -> dict[str, Any]:
         if room.handout is None:
@@ -229,8 +189,7 @@ class ClassRegistry:
         return room.handout.describe()
 
     def close(self) -> None:
-        """Copies not yet begun are dropped (the app is stopping; its sandboxes close next)."""
-        self.copier.shutdown(wait=False, cancel_futures=True)
+        self.copier.close()
 
     # -- students ---------------------------------------------------------------------------------------
     def join(self, code: Any, name: Any) -> tuple[ClassRoom, Student]:
@@ -246,6 +205,7 @@ class ClassRegistry:
                                     f"may have; ask your instructor to open a second class")
             student = Student(f"s-{secrets.token_hex(3)}", name.strip(), secrets.token_urlsafe(16))
             room.students[student.token] = student
+        self.copier.include(room, student)  # a hand-out under way builds the latecomer a copy too
         self.notify(f"class:{room.id}:instructor", "class_students", room.describe(for_instructor=True))
         return room, student
 

@@ -98,11 +98,14 @@ def _teaching_paths() -> dict:
             errors=("400", "403", "404", "409"), security="instructorToken",
             body={"op": {"type": "string"}})},
         "/api/classes/{class_id}/{action}": {"parameters": path("class_id", "action"), "post": op(
-            "Run the class: session {lesson | cluster}, pause {paused}, continue, fork (a private copy each, "
-            "built in the background: 202 at once with {handout} and a Location to follow it; 409 while the "
-            "class's previous hand-out runs; each student gets private_sandbox, or private_sandbox_failed with "
-            "the reason)", ("200", "201", "202"), ("400", "403", "404", "409", "503"), "instructorToken",
-            {"lesson": {"type": "string"}, "cluster": {"type": "object"}, "paused": {"type": "boolean"}})},
+            "Run the class: session {lesson | cluster}, pause {paused}, continue, fork {students} (a private "
+            "copy each — students 'all', the default, or 'missing': those without a running copy — built in "
+            "the background: 202 at once with {handout} and a Location to follow it; 409 while the class's "
+            "previous hand-out runs; a student who joins meanwhile is added to it; each student gets "
+            "private_sandbox, or private_sandbox_failed with the reason)", ("200", "201", "202"),
+            ("400", "403", "404", "409", "503"), "instructorToken",
+            {"lesson": {"type": "string"}, "cluster": {"type": "object"}, "paused": {"type": "boolean"},
+             "students": {"type": "string", "enum": ["all", "missing"]}})},
     }
 
 

@@ -65,14 +65,18 @@ export async function boot(shell) {
   }));
   // The server answers at once (202) and builds the copies in the background: progress arrives
   // as class_handout events; a refusal (one already running) carries the running one's progress.
-  ui.fork.addEventListener('click', () => act('Starting the hand-out', async () => {
+  // Students who join while it runs are added to it; after it, "missing" builds copies for those
+  // who have none (latecomers, failed copies) and leaves everyone else's alone.
+  const handOut = (students) => act('Starting the hand-out', async () => {
     try {
-      handout.render((await teaching.classAction(token, room.id, 'fork')).handout);
+      handout.render((await teaching.classAction(token, room.id, 'fork', {students})).handout);
     } catch (error) {
       handout.render(error.body?.handout);
       throw error;
     }
-  }));
+  });
+  ui.fork.addEventListener('click', () => handOut('all'));
+  ui.forkMissing.addEventListener('click', () => handOut('missing'));
 
   async function startSession(body) {
     const session = await teaching.classAction(token, room.id, 'session', body);
@@ -178,7 +182,7 @@ export async function boot(shell) {
     ui.openForm.classList.toggle('hidden', hasClass);
     ui.roomBox.classList.toggle('hidden', !hasClass);
     ui.busy.textContent = busy ? `${busy}…` : '';
-    for (const button of [ui.open, ui.demo, ui.pause, ui.fork]) button.disabled = Boolean(busy) || !token;
+    for (const button of [ui.open, ui.demo, ui.pause, ui.fork, ui.forkMissing]) button.disabled = Boolean(busy) || !token;
     if (!hasClass) return;
     ui.code.textContent = room.code;
     ui.code.dataset.code = room.code;
@@ -191,6 +195,10 @@ export async function boot(shell) {
     ui.fork.title = !room.session ? 'Start a demo or a lesson first' : !room.students?.length ? 'No student has joined yet'
       : handout.running() ? 'Private copies are being handed out: wait for this hand-out to finish' : '';
     const students = Array.isArray(room.students) ? room.students : [];
+    const missing = students.filter((s) => !s.sandbox).length;
+    ui.forkMissing.classList.toggle('hidden', !handout.shown());
+    ui.forkMissing.textContent = `Give a copy to the ${missing} without one`;
+    ui.forkMissing.disabled ||= !room.session || !missing || handout.running();
     ui.count.textContent = `${students.length} student${students.length === 1 ? '' : 's'}`;
     ui.count.dataset.count = String(students.length);
     ui.students.replaceChildren(...students.map((s) => {
@@ -254,6 +262,7 @@ function createPanels() {
           <button type="button" data-action="free-demo" disabled>Start a free demo</button>
           <button type="button" data-action="pause-class" aria-pressed="false" disabled>❚❚ Pause the class</button>
           <button type="button" data-action="fork" disabled>Give every student a private copy</button>
+          <button type="button" data-action="fork-missing" class="hidden" disabled>Give a copy to those without one</button>
         </div>
         <div class="handout" aria-label="Private copies handed out"></div>
       </div>
@@ -277,7 +286,7 @@ function createPanels() {
     roomBox: $(classPanel, '.room'), code: $(classPanel, '.join-code'), joinAt: $(classPanel, '.join-at'),
     count: $(classPanel, '.student-count'), session: $(classPanel, '.class-session'), students: $(classPanel, '.class-students'),
     demo: $(classPanel, '[data-action="free-demo"]'), pause: $(classPanel, '[data-action="pause-class"]'),
-    fork: $(classPanel, '[data-action="fork"]'), handout: $(classPanel, '.handout'), busy: $(classPanel, '.class-busy'),
+    fork: $(classPanel, '[data-action="fork"]'), forkMissing: $(classPanel, '[data-action="fork-missing"]'), handout: $(classPanel, '.handout'), busy: $(classPanel, '.class-busy'),
     answers: $(classPanel, '.answers-panel'), lessonList: $(authoring, '.lesson-list'), editor: $(authoring, '.editor-host'),
   };
 }

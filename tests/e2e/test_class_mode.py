@@ -170,6 +170,9 @@ def test_a_class_follows_the_instructor_answers_and_gets_private_copies(new_page
     assert instructor.inner_text(".handout-status") == \
         f"Hand-out finished: {len(STUDENTS)} of {len(STUDENTS)} students got a private copy."
     assert instructor.is_enabled('[data-action="fork"]')  # a finished hand-out lets the next one start
+    # Latecomers would be counted here; everyone has a copy, so there is nobody to give one to.
+    missing = instructor.locator('[data-action="fork-missing"]')
+    assert missing.is_visible() and missing.is_disabled() and missing.inner_text() == "Give a copy to the 0 without one"
     for page, copy in zip(students, copies):
         live = next(b for b in ("0", "1", "2")
                     if page.get_attribute(f'button.broker[data-broker-id="{b}"]', "data-state") == "alive")

@@ -50,7 +50,7 @@ def test_the_hand_out_answers_at_once_reports_progress_and_gives_everyone_a_copy
         assert page.emit("join_class", {"class": room["id"], "token": student["token"]}, callback=True)["ok"]
     # Hold the copiers: the request must answer while no copy can have been built.
     gate = threading.Event()
-    held = [app.extensions["kclab"].classes.copier.submit(gate.wait, 60) for _ in range(COPY_THREADS)]
+    held = [app.extensions["kclab"].classes.copier.pool.submit(gate.wait, 60) for _ in range(COPY_THREADS)]
     try:
         answer = client.post(f"/api/classes/{room['id']}/fork", headers=IH)
         assert answer.status_code == 202, answer.get_json()

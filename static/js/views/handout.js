@@ -46,5 +46,7 @@ export function createHandoutView(container) {
       }));
     },
     running: () => shown?.status === 'running',
+    /** True once a hand-out of this class has been drawn (the "without one" button then shows). */
+    shown: () => Boolean(shown),
   };
 }
