@@ -9,9 +9,10 @@ from web.app import create_app
 
 
 @pytest.fixture(scope="module")
-def app(zk_hosts, tmp_path_factory):
+def app(zk_hosts, tmp_path_factory, request):
+    """A module adds or overrides settings with a module-level ``APP_CONFIG`` dict."""
     app = create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path_factory.mktemp("data")),
-                      "TESTING": True, "MAX_SANDBOXES": 6})
+                      "TESTING": True, "MAX_SANDBOXES": 6, **getattr(request.module, "APP_CONFIG", {})})
     yield app
     app.extensions["kclab"].close()
 

@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from tests.support import wait_until
 from web.handout import COPY_THREADS
 
 INSTRUCTOR = "latecomer-instructor-token"
 IH = {"X-Instructor-Token": INSTRUCTOR}
-
-
-@pytest.fixture(scope="module")
-def app(zk_hosts, tmp_path_factory):
-    from web.app import create_app
-    app = create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path_factory.mktemp("data")), "TESTING": True,
-                      "INSTRUCTOR_TOKEN": INSTRUCTOR, "MAX_SANDBOXES": 6})
-    yield app
-    app.extensions["kclab"].close()
+APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR}  # tests/web/conftest.py's app
 
 
 def copies(client, room) -> dict[str, str | None]:
