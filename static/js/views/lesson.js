@@ -101,9 +101,12 @@ export function createLessonView(container, {teaching, api, store, getSource, sw
     lookBack.text(looking ? `◀ Looking back: stop ${(lesson?.stops ?? []).length} as you saw it. The cluster has gone `
       + 'on meanwhile — Continue returns to where the lesson is.' : '').classed('hidden', !looking);
     const lines = role === 'copy' ? [] : lesson?.captions ?? [];
+    // A caption describes its moment ("it wakes in 2 s") and stays until the next stop: all but the
+    // newest say "Earlier:" so a student does not read a moment gone by as now (not colour alone).
+    const earlier = (i) => i < lines.length - 1;
     captions.selectAll('p.caption').data(lines, (c) => c.step).join('p')
-      .attr('class', (c) => `caption ${c.kind}`).attr('data-step', (c) => c.step)
-      .html((c) => renderMarkdown(`${c.kind === 'highlight' ? '➜ ' : ''}${c.text ?? ''}`));
+      .attr('class', (c, i) => `caption ${c.kind}${earlier(i) ? ' earlier' : ''}`).attr('data-step', (c) => c.step)
+      .html((c, i) => renderMarkdown(`${earlier(i) ? 'Earlier: ' : ''}${c.kind === 'highlight' ? '➜ ' : ''}${c.text ?? ''}`));
     narration.html(renderMarkdown(lesson?.say?.text ?? '')).attr('data-step', lesson?.say?.step ?? null);
     const noted = noteText(lesson);
     note.attr('class', `lesson-note ${lesson?.op ?? ''}`).text(noted).classed('hidden', !noted);
