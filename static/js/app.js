@@ -78,6 +78,7 @@ function draw() {
   const started = performance.now();
   const ctx = {
     seq: store.seq, head: store.head, mode: store.mode, speed: store.speed, cluster: source?.cluster ?? null,
+    moment: store.moment(), // the time the view shows, on the server's clock (countdowns)
     jumped: pending.jumped, animate: !pending.jumped && pending.applied <= ANIMATE_AT_MOST && !document.hidden,
     applied: pending.records, invalidate,
   };

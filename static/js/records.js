@@ -24,7 +24,7 @@ const JUMP = 200; // applying more records than this at once is a jump: views do
 
 export class RecordStore extends Emitter {
   constructor({fetchRecords = null, timers = globalThis, gapWaitMs = GAP_WAIT_MS,
-    checkpointEvery = CHECKPOINT_EVERY} = {}) {
+    checkpointEvery = CHECKPOINT_EVERY, clock = () => Date.now()} = {}) {
     super();
     this._timers = timers;
     this._mode = 'live';
@@ -38,6 +38,7 @@ export class RecordStore extends Emitter {
         if (this._display === this._log.headView && !this._followsHead()) this._display = clone(this._display);
       },
       added: (added) => {
+        this._observeClock(added);
         this.emit('records', {added, prepended: false});
         this._pump(added);
       },
@@ -48,6 +49,8 @@ export class RecordStore extends Emitter {
     }});
     this._display = this._log.headView;
     this._cursor = -1;
+    this._serverOffsetMs = null;
+    this._wallClock = clock; // this browser's clock (the tests' fake one)
   }
 
   // -- reading --------------------------------------------------------------------------------------
@@ -66,6 +69,29 @@ export class RecordStore extends Emitter {
   get canFetchHistory() { return this._log.canFetch || this.minSeq === -1; }
   isLive() { return this._mode === 'live'; }
   record(seq) { return this._log.record(seq); }
+
+  /**
+   * The moment the display shows, on the server's clock (records' `ts_ms`), for a countdown such
+   * as a crashed broker's session (session-countdown.js): {ms, running}. Live at the head it is
+   * now, running — this browser's clock corrected by how far the server's is from it (a laptop's
+   * clock may be seconds off; see _observeClock); otherwise (paused, scrubbed, a recorded session
+   * playing) it is the time of the record shown, standing still; null before any record.
+   */
+  moment() {
+    if (this._followsHead() && !this._paced && this._serverOffsetMs !== null) {
+      return {ms: this._wallClock() + this._serverOffsetMs, running: true};
+    }
+    return {ms: this.record(this._cursor)?.ts_ms ?? null, running: false};
+  }
+
+  /** A record reaches us after it was made, so ts_ms - now is at most the clocks' offset: the
+   * largest seen is the best estimate (older records filling a gap only come out smaller). */
+  _observeClock(added) {
+    const newest = added.reduce((m, r) => (Number.isFinite(r.ts_ms) && r.ts_ms > m ? r.ts_ms : m), -Infinity);
+    if (newest === -Infinity) return;
+    const offset = newest - this._wallClock();
+    if (this._serverOffsetMs === null || offset > this._serverOffsetMs) this._serverOffsetMs = offset;
+  }
   slice(from, to) { return this._log.slice(from, to); }
   consequences(seq) { return this._log.consequences(seq); }
   status() { return this._log.status(); }

@@ -6,8 +6,9 @@
  *
  * Pure: the fold's `broker.session_expiry` ({session, timeout_ms, expires_ms}, from the crash
  * record) and a clock reading in, words out — no DOM, so node tests it (tests/js). The clock
- * reading is `null` when the page is not live (paused, scrubbed, a replay): the wall clock then
- * says nothing about that moment, so the text names the timeout instead of a count.
+ * reading is the moment the page shows on the server's clock (records.js `moment()`): now while
+ * live, the shown record's time when paused, scrubbed or replaying — so a replay counts down as
+ * it happened, not against today's wall clock. `null` (no record yet) names the timeout instead.
  */
 export const KAFKA_DEFAULT_SESSION_TIMEOUT_MS = 18000;
 

@@ -253,3 +253,28 @@ test('records that arrive before a rejoin\'s snapshot do not delay the fetch of 
   assert.equal(s.head, 21);
   assert.deepEqual(s.view, fold(records.slice(0, 22)));
 });
+
+test('the moment shown: live, the server\'s clock now; paused or replaying, the shown record\'s time', async () => {
+  // This browser's clock is 60 s behind the server's: a countdown against it would be a minute off.
+  const records = makeRecords(10).map((r) => ({...r, ts_ms: 100_000 + r.seq * 10}));
+  const timers = new FakeTimers();
+  timers.now = 40_000;
+  const {s} = store(records, {timers, clock: () => timers.now});
+  s.reset({seq: -1, view: emptyView()});
+  assert.deepEqual(s.moment(), {ms: null, running: false}); // nothing received: no clock to read
+  timers.now = 40_050;
+  s.ingest(records.slice(0, 6)); // the newest, 100_050, arrives at 40_050 here
+  assert.deepEqual(s.moment(), {ms: 100_050, running: true});
+  timers.now = 41_050;
+  assert.deepEqual(s.moment(), {ms: 101_050, running: true}); // it runs with this browser's clock
+  s.ingest(records.slice(6, 7)); // arrived late (100_060 at 41_050): it cannot move the offset back
+  assert.deepEqual(s.moment(), {ms: 101_050, running: true});
+  s.pause();
+  assert.deepEqual(s.moment(), {ms: 100_060, running: false}); // paused: the time of what is shown
+  await s.scrubTo(2);
+  assert.deepEqual(s.moment(), {ms: 100_020, running: false});
+  s.setPaced(true); // a recorded session playing back: its own time, never today's clock
+  s.play();
+  assert.equal(s.moment().running, false);
+  assert.equal(s.moment().ms, records[s.seq].ts_ms);
+});

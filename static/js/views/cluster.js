@@ -38,8 +38,8 @@ export function createClusterView(container, {onBrokerClick}) {
 
   function render(view, ctx) {
     const ids = brokerIds(view, ctx.cluster);
-    const clock = ctx.mode === 'live' ? Date.now() : null; // for a crashed broker's countdown
-    if (clock !== null && anyCountdown(view) && tick === null) { // a crashed broker's session counts down
+    const clock = ctx.moment?.ms ?? null; // for a crashed broker's countdown: the moment shown
+    if (ctx.moment?.running && anyCountdown(view) && tick === null) { // live: a crashed broker's session counts down
       tick = setTimeout(() => { tick = null; ctx.invalidate(); }, COUNTDOWN_TICK_MS);
     }
     positions = layout(ids);
@@ -231,7 +231,7 @@ function move(selection, ctx, ms = 500) {
   return ctx.animate ? selection.transition().duration(ms) : selection;
 }
 
-/** `clock`: the wall clock while the page is live, else null (session-countdown.js). */
+/** `clock`: the moment the view shows, on the server's clock, or null (session-countdown.js). */
 function brokerMeta(view, id, clock) {
   const b = view.brokers[id];
   const countdown = sessionCountdown(b?.session_expiry, clock);

@@ -21,7 +21,7 @@ export function createZookeeperView(container) {
   let paths = [];
 
   function render(view, ctx) {
-    const clock = ctx.mode === 'live' ? Date.now() : null; // the cluster view keeps redrawing while one counts down
+    const clock = ctx.moment?.ms ?? null; // the moment shown; the cluster view keeps redrawing while one counts down
     timeoutNote.text(sessionTimeoutText(view));
     renderGhosts(view, ctx);
     const now = Object.keys(view.znodes);
