@@ -76,7 +76,7 @@ class BrokerDirectory:
         for replica in replicas:
             broker = self._brokers.get(replica)
             if replica != leader and broker is not None:
-                broker.data.wake()
+                broker.data.wake(fetch=True)
 
     def controller_endpoint(self, broker_id: int) -> ControllerEndpoint | None:
         broker = self._brokers.get(broker_id)

@@ -111,10 +111,10 @@ class DataPlane:
         self._thread.stop()
         self._purgatory.drain("REQUEST_TIMED_OUT")
 
-    def wake(self) -> None:
-        """Run the replica thread now: a leader this broker follows appended (Kafka: the parked
-        fetch completes), or its leader side has something to do."""
-        self._thread.wake()
+    def wake(self, fetch: bool = False) -> None:
+        """Run the replica thread's leader side now; with ``fetch``, a leader this broker follows
+        appended (Kafka: the parked fetch completes), so it fetches too."""
+        self._thread.wake(fetch)
 
     @property
     def fetch_rounds(self) -> int:
@@ -164,7 +164,7 @@ class DataPlane:
                     became_leader.append(tp)
                 elif p.leader != self.broker_id:
                     self._fetcher.must_truncate.add(tp)
-        self.wake()  # a new follower fetches from its new leader at once; a leader counts its new ISR
+        self.wake(fetch=True)  # a new follower fetches from its new leader at once; a leader counts its ISR
         for tp in became_leader:
             if self._ledger.ever_appended(tp):
                 self._emit_leader_log(tp, partitions[tp].leader_epoch)

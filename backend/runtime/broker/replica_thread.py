@@ -8,7 +8,8 @@ follower cannot be parked at the leader — the leader is an object in this proc
 thread waits for the same two things instead: its wait-max, or a :meth:`ReplicaThread.wake`
 from a leader it follows that appended (``BrokerDirectory.wake_followers``). After an answer
 with data it fetches again at once (that fetch tells the leader its new log end, which moves the
-high watermark); after an empty one it waits.
+high watermark); after an empty one it waits. Appends that follow each other closely are fetched
+together (``APPEND_GAP_S``).
 
 The same thread does the broker's leader-side work (``lead``): it runs after every fetch, and
 besides at the deadline ``lead`` names — Kafka's ISR-shrink check every
@@ -30,6 +31,13 @@ MIN_WAIT_S = 0.01
 (``LabClock``), a deadline that is due never passes, and the thread must not spin on it."""
 
 
+APPEND_GAP_S = 0.05
+"""A follower woken by appends fetches at most this often: a steady producer's messages reach it
+in batches, as Kafka's followers get them (each fetch there takes a network round trip). Without
+it every single-message produce request would cost each follower two fetches and the page four
+records; an append after a quiet spell is still fetched at once."""
+
+
 class ReplicaThread:
     def __init__(self, name: str, clock: LabClock, *, fetch: Callable[[float], bool], lead: Callable[[float], float],
                  wait_max_ms: Callable[[], float], may_run: Callable[[], bool], gate: threading.Event,
@@ -46,6 +54,8 @@ class ReplicaThread:
         self._gate = gate
         self._on_error = on_error
         self._wake = threading.Event()
+        self._fetch_due = False
+        """An append asked for a fetch that has not started yet."""
         self._stopped = threading.Event()
         """The running thread's own: a thread that a restart outlived still ends."""
         self.fetch_rounds = 0
@@ -59,15 +69,24 @@ class ReplicaThread:
         self._stopped.set()
         self._wake.set()
 
-    def wake(self) -> None:
-        """Run a round now: a leader this broker follows appended, or the leader side has news."""
+    def wake(self, fetch: bool = False) -> None:
+        """Run the leader side now (it has news); with ``fetch``, a leader this broker follows
+        appended: fetch too, at most ``APPEND_GAP_S`` after the last fetch. While such a fetch is
+        due anyway, another append does not wake the thread again."""
+        if fetch:
+            if self._fetch_due:
+                return
+            self._fetch_due = True
         self._wake.set()
 
     def _run(self, stopped: threading.Event) -> None:
-        fetch_at = lead_at = 0.0  # monotonic seconds: the next fetch, and the leader side's deadline
+        fetch_at = lead_at = fetched_at = 0.0  # monotonic seconds: the next fetch, the leader side's deadline
         while not stopped.is_set():
-            woken = self._wake.wait(max(0.0, min(fetch_at, lead_at) - time.monotonic()))
-            self._wake.clear()
+            if self._wake.wait(max(0.0, min(fetch_at, lead_at) - time.monotonic())):
+                self._wake.clear()
+                lead_at = 0.0
+                if self._fetch_due:
+                    fetch_at = min(fetch_at, fetched_at + APPEND_GAP_S)
             self._gate.wait()
             if stopped.is_set():
                 return
@@ -76,9 +95,11 @@ class ReplicaThread:
                 continue
             try:
                 now = self._clock.now_ms()
-                if woken or time.monotonic() >= fetch_at:
+                if time.monotonic() >= fetch_at:
                     self.fetch_rounds += 1
+                    self._fetch_due = False  # before the fetch reads: a later append wakes it again
                     more = self._fetch(now)
+                    fetched_at = time.monotonic()
                     fetch_at = time.monotonic() + (0.0 if more else max(MIN_WAIT_S, self._wait_max_ms() / 1000))
                 lead_at = time.monotonic() + max(MIN_WAIT_S, (self._lead(now) - now) / 1000)
             except Exception as exc:  # noqa: BLE001 - a lost session must not kill the thread
