@@ -2,8 +2,8 @@
 background producer costs, on a 3-broker cluster (RF 3) against the bench's own ZooKeeper.
 
 Per run, one fresh cluster (brokers 1, 2, 3; topic ``t`` with ``--partitions`` partitions, RF 3;
-the lab's default settings — followers fetch every ``replica.fetch.wait.max.ms`` = 200 ms, at
-most 500 messages a fetch) in its own chroot, with the sinks every session has: the replay log
+the lab's default settings — followers fetch when their leader appends, at most every 50 ms, and
+every ``replica.fetch.wait.max.ms`` = 500 ms when idle, at most 500 messages a fetch) in its own chroot, with the sinks every session has: the replay log
 (``ReplayWriter``) and, for the ``+view`` windows, what a web sandbox adds (``Sandbox.take_records``:
 each record as a dict folded into the live view, batches drained 15 times a second and
 JSON-encoded as the broadcaster's ``emit`` does). Measured:

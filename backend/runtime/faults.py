@@ -177,6 +177,7 @@ def _stall(cluster, args, record):
 
 def _resume_follower(cluster, args, record):
     cluster.brokers[args["broker"]].data.stalled.discard(_stall_key(cluster, args))
+    cluster.brokers[args["broker"]].data.wake(fetch=True)  # it fetches at once, not at its next wait-max
 
 
 def _produce(cluster, args, record):

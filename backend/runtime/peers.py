@@ -11,7 +11,8 @@ owns its channel manager — and each child gets only what it may call:
 * :class:`BrokerDirectory` — the other brokers as the "network" reaches them: a broker's
   request queues (the controller's requests), a leader's log (a follower's fetch), the
   controller's event queue (a controlled shutdown request). Each answers ``None`` when that
-  broker could not be reached now, as a real network would fail to connect.
+  broker could not be reached now, as a real network would fail to connect. A leader that
+  appends wakes the partition's followers through it (what completes their parked fetches).
 """
 
 from __future__ import annotations
@@ -68,6 +69,14 @@ class BrokerDirectory:
     def fetch_endpoint(self, broker_id: int) -> FetchEndpoint | None:
         """A running broker's data plane: a paused or stopped leader answers no fetch."""
         return self._brokers[broker_id].data if self.is_running(broker_id) else None
+
+    def wake_followers(self, replicas: Iterable[int], leader: int) -> None:
+        """Leader ``leader`` appended to a partition of ``replicas``: each follower's parked fetch
+        would complete now (Kafka's ``DelayedFetch``), so each follower's replica thread runs now."""
+        for replica in replicas:
+            broker = self._brokers.get(replica)
+            if replica != leader and broker is not None:
+                broker.data.wake(fetch=True)
 
     def controller_endpoint(self, broker_id: int) -> ControllerEndpoint | None:
         broker = self._brokers.get(broker_id)

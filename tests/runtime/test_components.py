@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import socket
 import threading
 
 from kazoo.client import KazooClient, KazooState
@@ -97,6 +98,49 @@ def test_pausing_the_cable_expires_the_session_and_resuming_reconnects(zk_hosts,
             c.stop()
             c.close()
         network.close()
+
+
+def test_every_cable_of_the_process_is_one_thread_and_a_stuck_peer_holds_up_no_other(zk_hosts, chroot):
+    """One selector thread serves every broker's cable; a ZooKeeper server that stops reading
+    fills only its own cable's buffer, and a paused cable freezes only its own client."""
+    stuck_server = socket.create_server(("127.0.0.1", 0))
+    networks = [BrokerNetwork(f"127.0.0.1:{stuck_server.getsockname()[1]}"), BrokerNetwork(zk_hosts),
+                BrokerNetwork(zk_hosts)]
+    names = [t.name for t in threading.enumerate()]
+    assert names.count("zk-cables") == 1 and not [n for n in names if n.startswith("zk-proxy")]
+    writer = socket.create_connection(("127.0.0.1", networks[0].proxies[0].port))
+    writer.setblocking(False)
+    accepted, _ = stuck_server.accept()  # the "server" that takes the connection and never reads
+    proxy, clients = networks[0].proxies[0], []
+
+    def fill():
+        try:
+            writer.send(b"x" * 65536)
+        except BlockingIOError:
+            pass
+        return proxy._unsent  # the server took what its buffers hold: the rest waits in the proxy
+
+    try:
+        wait_until(fill, 20, "the stuck server's cable to back up")
+        held = sum(len(b) for b in proxy._unsent.values())
+        for network in networks[1:]:
+            client = KazooClient(hosts=network.hosts + chroot, timeout=2.0)
+            client.start(timeout=10)
+            clients.append(client)
+        clients[0].create("/a", b"x", ephemeral=True)
+        networks[2].pause()
+        wait_until(lambda: clients[1].state != KazooState.CONNECTED, 10, "the paused cable's client to lose ZooKeeper")
+        assert clients[0].get("/a")[0] == b"x"  # the other cable still carries its requests
+        fill()
+        assert sum(len(b) for b in proxy._unsent.values()) == held  # it reads no more while it owes
+    finally:
+        for client in clients:
+            client.stop()
+            client.close()
+        for sock in (writer, accepted, stuck_server):
+            sock.close()
+        for network in networks:
+            network.close()
 
 
 def test_bus_stamps_dense_seq_and_late_subscribers_catch_up_without_gaps():

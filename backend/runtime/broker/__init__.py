@@ -9,10 +9,13 @@
 ``request_handler.py``  the request queues and handler threads (data plane, KIP-291 control plane)
 ``data_plane.py``       the replicas at work: logs, leading, the high watermark, produce and consume
 ``fetcher.py``          a follower's fetching and truncation (``ReplicaFetcherThread``)
+``replica_thread.py``   when the replica thread runs: a follower's wait-max or a leader's append (the
+                        parked ``DelayedFetch``), and the leader side's deadlines
 ``alter_isr_manager.py`` a leader's ISR changes as AlterIsr requests to the controller
                         (``DefaultAlterIsrManager``; inter.broker.protocol.version 2.7 and newer)
 ``isr_manager.py``      a leader's own ISR writes and their propagation (``ZkIsrManager``; below 2.7)
 ``purgatory.py``        acks=all produces waiting for the ISR (``DelayedProduce``)
-``network.py``          the broker's pausable cable to ZooKeeper (a paused process, for real)
+``network.py``          the broker's pausable cable to ZooKeeper (a paused process, for real); every
+                        cable of the process served by one selector thread
 ======================  ==============================================================================
 """

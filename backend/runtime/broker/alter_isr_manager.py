@@ -41,15 +41,18 @@ GIVE_UP = (UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSI
 
 class AlterIsrManager:
     def __init__(self, broker_id: int, state: Callable[[], BrokerState], emit: Callable[[Record], list],
-                 holder: IsrHolder, peers: BrokerDirectory, correlation_ids: Iterator[int]) -> None:
+                 holder: IsrHolder, peers: BrokerDirectory, correlation_ids: Iterator[int],
+                 wake: Callable[[], None]) -> None:
         """``state()`` is the broker's state now: its broker epoch, and the controller its
-        metadata names (Kafka's ``MetadataCache.getControllerId``)."""
+        metadata names (Kafka's ``MetadataCache.getControllerId``); ``wake()`` runs the replica
+        thread now (an answer came)."""
         self.broker_id = broker_id
         self._state = state
         self._emit = emit
         self._holder = holder
         self._peers = peers
         self._correlation_ids = correlation_ids
+        self._wake = wake
         self._unsent: dict[TopicPartition, tuple[LeaderAndIsr, str]] = {}
         """Touched by the replica thread only; other threads queue in ``_cleared`` and ``_answers``."""
         self._in_flight: dict[TopicPartition, tuple[LeaderAndIsr, str]] | None = None
@@ -79,6 +82,13 @@ class AlterIsrManager:
 
     def has_pending(self) -> bool:
         return bool(self._unsent) or self._in_flight is not None
+
+    def next_due(self, config) -> float:
+        """When (lab ms) :meth:`tick` must run again at the latest (``inf``: nothing queued or in
+        flight). An answer does not wait for it: it wakes the replica thread."""
+        if self._in_flight is not None:
+            return self._deadline + 1
+        return self._not_before if self._unsent else float("inf")
 
     def tick(self, now: float, config) -> None:
         """On the replica thread: take the answers that came, then send what is queued."""
@@ -118,6 +128,7 @@ class AlterIsrManager:
                   ) -> None:
         """The controller's answer (on its thread): kept for the replica thread."""
         self._answers.append((correlation_id, error, partitions or {}))
+        self._wake()
 
     def _on_answer(self, now: float, error: str, partitions: dict) -> None:
         sent, self._in_flight, self._in_flight_id = self._in_flight or {}, None, None

@@ -2,9 +2,11 @@
 by leaders, and produce requests waiting for the ISR (§16; Kafka's ``ReplicaManager``,
 ``ReplicaFetcherThread``, ``Partition``, ``DelayedProduce``).
 
-Every ``replica.fetch.wait.max.ms`` the broker's replica thread
+The broker's replica thread (``replica_thread.py``: when it runs)
 
-* as a follower: truncates, then fetches from each leader (``fetcher.py``);
+* as a follower: truncates, then fetches from each leader (``fetcher.py``) — every
+  ``replica.fetch.wait.max.ms``, at once when a leader it follows appended, and again at once
+  after an answer with data;
 * as a leader: advances the high watermark to the smallest LEO in the ISR, answers produce
   requests waiting for it (acks=all, ``purgatory.py``), drops followers that have not caught up
   for ``replica.lag.time.max.ms`` and takes back those that reached the high watermark — asking
@@ -31,6 +33,7 @@ from backend.runtime.broker.alter_isr_manager import AlterIsrManager
 from backend.runtime.broker.fetcher import ReplicaFetcher
 from backend.runtime.broker.isr_manager import ZkIsrManager
 from backend.runtime.broker.purgatory import DelayedProduce, ProducePurgatory
+from backend.runtime.broker.replica_thread import ReplicaThread
 from backend.runtime.lab_clock import LabClock
 from backend.runtime.peers import BrokerDirectory, Emit
 from backend.zk.client import KafkaZkClient
@@ -80,8 +83,12 @@ class DataPlane:
         self._fetcher = ReplicaFetcher(broker_id, host.partitions, self.log, self.is_stalled, peers, self._emit)
         self._lock = threading.RLock()
         self._purgatory = ProducePurgatory(self._lock, self._produce_outcome)
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread = ReplicaThread(
+            f"replica-{broker_id}", clock, fetch=self._fetcher.fetch, lead=self._lead,
+            wait_max_ms=lambda: host.config["replica.fetch.wait.max.ms"], may_run=host.is_running, gate=host.gate,
+            on_error=lambda exc: self._emit(Record(
+                kind="broker", subject=f"broker:{broker_id}", broker_id=broker_id, outcome="error",
+                note=f"Broker {broker_id}'s replica thread hit {type(exc).__name__}: {exc}")))
         self.stalled: set[tuple[str, int | None] | None] = set()
         """What ``stall_follower`` stopped: ``None`` = everything, ``(topic, None)`` = a topic,
         ``(topic, partition)`` = one partition."""
@@ -90,7 +97,7 @@ class DataPlane:
     def _isr_manager(self) -> ZkIsrManager | AlterIsrManager:
         if ibp.is_alter_isr_supported(self._host.inter_broker_protocol_version):
             return AlterIsrManager(self.broker_id, lambda: self._host.state, self._emit, self, self._peers,
-                                   self._correlation_ids)
+                                   self._correlation_ids, self.wake)
         return ZkIsrManager(self.broker_id, lambda: self._host.kafka_zk, self._emit, self)
 
     def start(self) -> None:
@@ -98,13 +105,21 @@ class DataPlane:
         with self._lock:
             self._leading.clear()
             self._fetcher.must_truncate = set(self.logs)  # a restarted broker checks its logs against the leader
-        self._stopped.clear()
-        self._thread = threading.Thread(target=self._run, name=f"replica-{self.broker_id}", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        self._stopped.set()
+        self._thread.stop()
         self._purgatory.drain("REQUEST_TIMED_OUT")
+
+    def wake(self, fetch: bool = False) -> None:
+        """Run the replica thread's leader side now; with ``fetch``, a leader this broker follows
+        appended (Kafka: the parked fetch completes), so it fetches too."""
+        self._thread.wake(fetch)
+
+    @property
+    def fetch_rounds(self) -> int:
+        """How many times this broker has fetched from its leaders since it was created."""
+        return self._thread.fetch_rounds
 
     def has_pending_changes(self) -> bool:
         return self._isr.has_pending()
@@ -117,21 +132,14 @@ class DataPlane:
         with self._lock:
             return self.logs.setdefault(tp, Log())
 
-    def _run(self) -> None:
-        while not self._stopped.is_set():
-            self._stopped.wait(max(0.02, self._host.config["replica.fetch.wait.max.ms"] / 1000))
-            self._host.gate.wait()
-            if self._stopped.is_set() or not self._host.is_running():
-                continue
-            try:
-                now = self._clock.now_ms()
-                self._fetcher.fetch(now)
-                self._maintain_as_leader(now)
-                self._isr.tick(now, self._host.config)
-            except Exception as exc:  # noqa: BLE001 - a lost session must not kill the thread
-                self._emit(Record(kind="broker", subject=f"broker:{self.broker_id}", broker_id=self.broker_id,
-                                  outcome="error", note=f"Broker {self.broker_id}'s replica thread hit "
-                                                        f"{type(exc).__name__}: {exc}"))
+    def _lead(self, now: float) -> float:
+        """The leader side's round; returns when (lab ms) it must run again at the latest: Kafka
+        checks for followers to drop every ``replica.lag.time.max.ms / 2``, and a waiting produce
+        or an ISR change has its own deadline."""
+        self._maintain_as_leader(now)
+        self._isr.tick(now, self._host.config)
+        return min(now + self._host.config["replica.lag.time.max.ms"] / 2, self._purgatory.next_deadline(),
+                   self._isr.next_due(self._host.config))
 
     # -- what the controller decided ----------------------------------------------------------------
     def on_partitions_changed(self, partitions, deleted: set[TopicPartition] = frozenset()) -> None:
@@ -156,6 +164,7 @@ class DataPlane:
                     became_leader.append(tp)
                 elif p.leader != self.broker_id:
                     self._fetcher.must_truncate.add(tp)
+        self.wake(fetch=True)  # a new follower fetches from its new leader at once; a leader counts its ISR
         for tp in became_leader:
             if self._ledger.ever_appended(tp):
                 self._emit_leader_log(tp, partitions[tp].leader_epoch)
@@ -194,6 +203,8 @@ class DataPlane:
             log = self.log(tp)
             state.on_fetch(follower, fetch_offset, log.log_end_offset, now)
             self._advance_high_watermark(tp, state, log)
+            if follower not in state.isr and fetch_offset >= log.high_watermark:
+                self.wake()  # it may join the ISR: Kafka's leader checks on this fetch (maybeExpandIsr)
             return log.read(fetch_offset, fetch_offset + MAX_FETCH), log.high_watermark
 
     def _advance_high_watermark(self, tp: TopicPartition, state: LeaderState, log: Log) -> None:
@@ -238,6 +249,7 @@ class DataPlane:
             state = self._leader_state(tp, leader_epoch)
             if state is not None:
                 state.isr, state.pending_isr = tuple(isr), None
+        self.wake()  # the high watermark may move with the new ISR
         return True
 
     def pending_isr(self, tp: TopicPartition, leader_epoch: int) -> tuple[int, ...] | None:
@@ -266,6 +278,7 @@ class DataPlane:
             log = self.log(tp)
             first, last = log.append_as_leader(payloads, state.leader_epoch, acks)
             self._ledger.appended(tp)
+            self._peers.wake_followers(partition.replicas, self.broker_id)
             self._advance_high_watermark(tp, state, log)
             if acks != "all":
                 respond("NONE", (first, last, state.leader_epoch))

@@ -32,7 +32,10 @@ class ReplicaFetcher:
         self.must_truncate: set[TopicPartition] = set()
         """Partitions whose log must be checked against the leader's before the next fetch."""
 
-    def fetch(self, now: float) -> None:
+    def fetch(self, now: float) -> bool:
+        """One fetch from each leader; True when an answer had data (the follower fetches again at
+        once: its next fetch tells the leader how far it got, and there may be more)."""
+        more = False
         for tp, partition in list(self._partitions().items()):
             if partition.leader in (self.broker_id, -1) or self._is_stalled(tp):
                 continue
@@ -52,6 +55,7 @@ class ReplicaFetcher:
             entries, leader_hw = fetched
             if entries:
                 log.append(entries)
+                more = True
             hw_moved = log.update_high_watermark(min(leader_hw, log.log_end_offset))
             if entries or hw_moved:
                 self._emit(Record(kind="log", subject=replica_subject(tp.topic, tp.partition, self.broker_id),
@@ -59,6 +63,7 @@ class ReplicaFetcher:
                                   partition=tp.partition, offset=log.log_end_offset, count=len(entries),
                                   leader=partition.leader, leader_epoch=partition.leader_epoch,
                                   detail={"leo": log.log_end_offset, "hw": log.high_watermark}))
+        return more
 
     def _truncate(self, tp: TopicPartition, log: Log, offset: int, leader: int) -> None:
         removed = log.truncate_to(offset)

@@ -71,6 +71,12 @@ class ZkIsrManager:
     def has_pending(self) -> bool:
         return bool(self._pending)
 
+    def next_due(self, config) -> float:
+        """When (lab ms) :meth:`tick` must run again (``inf``: nothing to announce)."""
+        if not self._pending:
+            return float("inf")
+        return self._last_propagation + config["kclab.isr.change.propagation.interval.ms"]
+
     def tick(self, now: float, config) -> None:
         """Announce the recorded partitions once the propagation interval passed since the last time."""
         if not self._pending or now - self._last_propagation < config["kclab.isr.change.propagation.interval.ms"]:

@@ -8,17 +8,114 @@ proxy. Pausing it *blackholes* the traffic: bytes are read and dropped, nothing 
 exactly what ZooKeeper and the client would see of a frozen process. Resuming closes the dead
 connections; kazoo reconnects, hears that its session expired, and starts a new one — the
 moment a zombie learns it is one.
+
+Every cable of the process is served by one thread (:class:`CableLoop`): a selector over all
+their sockets, which sleeps until bytes, a connection or a call arrive. A thread per cable
+would cost a sandbox of three brokers three threads that do nothing but wait. Because one
+thread serves every cable, none of them may block it: bytes a peer cannot take at once wait in
+the proxy until it can, and meanwhile the proxy reads nothing more for it (the back-pressure a
+thread blocked in ``sendall`` gave, and no unbounded buffer).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import selectors
 import socket
 import threading
+from typing import Callable
 
 from backend.zk.paths import zk_servers
 
 LOOPBACK = "127.0.0.1"
+READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+
+
+class CableLoop:
+    """The process's one thread for every cable. Each registered socket carries the function
+    that handles it (``handler(sock, events)``); everything else runs through :meth:`call`, so
+    the selector and the sockets are only ever touched on this thread."""
+
+    _shared: CableLoop | None = None
+    _shared_lock = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> CableLoop:
+        """This process's loop, started on first use (and again in a forked child, which
+        inherits the object but not its thread)."""
+        with cls._shared_lock:
+            if cls._shared is None or cls._shared._pid != os.getpid():
+                cls._shared = cls()
+            return cls._shared
+
+    def __init__(self) -> None:
+        self._pid = os.getpid()
+        self._selector = selectors.DefaultSelector()
+        self._lock = threading.Lock()
+        self._pending: list[Callable[[], None]] = []
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)  # a full pair means the loop is already woken
+        self._selector.register(self._wake_r, READ, None)
+        threading.Thread(target=self._loop, name="zk-cables", daemon=True).start()
+
+    def call(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the loop's thread."""
+        with self._lock:
+            self._pending.append(fn)
+        try:
+            self._wake_w.send(b"x")
+        except OSError:  # BlockingIOError included
+            pass
+
+    def watch(self, sock: socket.socket, events: int, handler) -> None:
+        """On the loop's thread: ``handler(sock, ready)`` when ``sock`` is ready for ``events``
+        (none: not watched for now)."""
+        if sock.fileno() < 0:
+            return
+        registered = sock in self._selector.get_map()
+        if not events:
+            if registered:
+                self._selector.unregister(sock)
+        elif registered:
+            self._selector.modify(sock, events, handler)
+        else:
+            self._selector.register(sock, events, handler)
+
+    def forget(self, sock: socket.socket) -> None:
+        """On the loop's thread: stop watching ``sock`` and close it."""
+        try:
+            self._selector.unregister(sock)
+        except (KeyError, ValueError):
+            pass
+        sock.close()
+
+    def _loop(self) -> None:
+        # No time-out: every reason to look again wakes the selector, so idle cables cost no wake-ups.
+        while True:
+            for key, ready in self._selector.select():
+                if key.data is None:
+                    self._run_pending()
+                else:
+                    _safely(key.data, key.fileobj, ready)
+
+    def _run_pending(self) -> None:
+        try:
+            self._wake_r.recv(4096)
+        except BlockingIOError:
+            pass
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for fn in pending:
+            _safely(fn)
+
+
+def _safely(fn, *args) -> None:
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - one cable's trouble must not cut every other
+        logging.getLogger(__name__).exception("a ZooKeeper cable failed")
 
 
 class PausableProxy:
@@ -29,17 +126,12 @@ class PausableProxy:
         self._listener = socket.create_server((LOOPBACK, 0))
         self._listener.setblocking(False)
         self.port = self._listener.getsockname()[1]
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self._listener, selectors.EVENT_READ, None)
-        self._peers: dict[socket.socket, socket.socket] = {}
+        self._loop = CableLoop.shared()
+        self._peers: dict[socket.socket, socket.socket | None] = {}
+        self._unsent: dict[socket.socket, bytearray] = {}
         self._paused = False
-        self._lock = threading.Lock()
         self._closed = False
-        self._pending: list = []
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
-        self._thread = threading.Thread(target=self._loop, name=f"zk-proxy-{self.port}", daemon=True)
-        self._thread.start()
+        self._loop.call(lambda: self._loop.watch(self._listener, READ, self._accept))
 
     @property
     def address(self) -> str:
@@ -50,72 +142,73 @@ class PausableProxy:
         return self._paused
 
     def pause(self) -> None:
-        with self._lock:
-            self._paused = True
+        self._paused = True
 
     def resume(self) -> None:
         """Reconnect the cable: connections opened while paused are dead, so close them all."""
-        with self._lock:
-            self._paused = False
-        self._call(self._drop_all)
+        self._paused = False
+        self._loop.call(self._drop_all)
 
     def close(self) -> None:
+        """Cut the cable: every connection and the listener closed (when this returns)."""
         if self._closed:
             return
         self._closed = True
-        self._call(lambda: None)
-        self._thread.join(5)
+        done = threading.Event()
 
-    # -- the loop -----------------------------------------------------------------------------
-    def _call(self, fn) -> None:
-        """Run ``fn`` on the proxy's own thread (it owns every socket)."""
-        with self._lock:
-            self._pending.append(fn)
+        def cut() -> None:
+            self._drop_all()
+            self._loop.forget(self._listener)
+            done.set()
+        self._loop.call(cut)
+        done.wait(5)
+
+    # -- on the loop's thread -------------------------------------------------------------------
+    def _accept(self, listener: socket.socket, ready: int) -> None:
         try:
-            self._wake_w.send(b"x")
-        except OSError:
-            pass
-
-    def _loop(self) -> None:
-        # No time-out: every reason to look again (bytes, a connection, ``_call`` — which
-        # ``close`` uses too) wakes the selector, so an idle cable costs no wake-ups.
-        while not self._closed:
-            for key, _ in self._selector.select():
-                if key.data == "wake":
-                    self._wake_r.recv(64)
-                    with self._lock:
-                        pending, self._pending = self._pending, []
-                    for fn in pending:
-                        fn()
-                elif key.fileobj is self._listener:
-                    self._accept()
-                else:
-                    self._forward(key.fileobj)
-        self._drop_all()
-        for sock in (self._listener, self._wake_r, self._wake_w):
-            sock.close()
-        self._selector.close()
-
-    def _accept(self) -> None:
-        try:
-            client, _ = self._listener.accept()
-        except BlockingIOError:
+            client, _ = listener.accept()
+        except (BlockingIOError, OSError):
             return
+        client.setblocking(False)
         if self._paused:
             # A frozen process accepts nothing and answers nothing: hold the socket, never forward.
             self._peers[client] = None
-            client.setblocking(False)
-            self._selector.register(client, selectors.EVENT_READ, None)
+            self._loop.watch(client, READ, self._ready)
             return
-        try:
-            server = socket.create_connection(self.upstream, timeout=2)
+        try:  # connected without waiting: a server slow to answer must not hold up the other cables
+            family, kind, proto, _, address = socket.getaddrinfo(*self.upstream, type=socket.SOCK_STREAM)[0]
+            server = socket.socket(family, kind, proto)
+            server.setblocking(False)
+            server.connect_ex(address)
         except OSError:
             client.close()
             return
-        for a, b in ((client, server), (server, client)):
-            a.setblocking(False)
-            self._peers[a] = b
-            self._selector.register(a, selectors.EVENT_READ, None)
+        self._peers[client], self._peers[server] = server, client
+        self._loop.watch(server, WRITE, self._connected)
+
+    def _connected(self, server: socket.socket, ready: int) -> None:
+        """The connection to ZooKeeper is made (or refused): forward both ways from now on."""
+        client = self._peers.get(server)
+        if client is None:
+            return
+        if server.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+            self._drop(server)
+            return
+        self._rewatch(client, server)
+
+    def _ready(self, sock: socket.socket, ready: int) -> None:
+        if ready & WRITE:
+            self._send(sock, b"")
+        if ready & READ and sock in self._peers:
+            self._forward(sock)
+
+    def _rewatch(self, *socks: socket.socket | None) -> None:
+        """Read a socket while what it sends to has room; watch it for room while it owes bytes."""
+        for sock in socks:
+            if sock in self._peers:
+                target = self._peers[sock]
+                events = (0 if target in self._unsent else READ) | (WRITE if sock in self._unsent else 0)
+                self._loop.watch(sock, events, self._ready)
 
     def _forward(self, sock: socket.socket) -> None:
         try:
@@ -130,12 +223,23 @@ class PausableProxy:
         peer = self._peers.get(sock)
         if self._paused or peer is None:
             return  # blackholed
+        self._send(peer, data)
+
+    def _send(self, sock: socket.socket, data: bytes) -> None:
+        """Send what ``sock`` still owes, then ``data``; what it cannot take now waits for it."""
+        owed = sock in self._unsent
+        unsent = self._unsent.pop(sock) + data if owed else data
         try:
-            peer.setblocking(True)
-            peer.sendall(data)
-            peer.setblocking(False)
+            sent = sock.send(unsent) if unsent else 0
+        except (BlockingIOError, InterruptedError):
+            sent = 0
         except OSError:
             self._drop(sock)
+            return
+        if sent < len(unsent):
+            self._unsent[sock] = bytearray(unsent[sent:])
+        if owed != (sock in self._unsent):
+            self._rewatch(sock, self._peers.get(sock))
 
     def _drop(self, sock: socket.socket) -> None:
         peer = self._peers.pop(sock, None)
@@ -143,11 +247,8 @@ class PausableProxy:
             if s is None:
                 continue
             self._peers.pop(s, None)
-            try:
-                self._selector.unregister(s)
-            except (KeyError, ValueError):
-                pass
-            s.close()
+            self._unsent.pop(s, None)
+            self._loop.forget(s)
 
     def _drop_all(self) -> None:
         for sock in list(self._peers):

@@ -59,6 +59,12 @@ class ProducePurgatory:
         for produce, (error, isr) in done:
             produce.respond(error, isr)
 
+    def next_deadline(self) -> float:
+        """When (lab ms) the first waiting produce times out (``inf``: none waits). Its answer is
+        due once the lab's clock is past it."""
+        with self._lock:
+            return min((p.deadline + 1 for p in self._waiting), default=float("inf"))
+
     def fail(self, tp: TopicPartition, error: str) -> None:
         """Every produce to ``tp`` ends with ``error`` (this broker stopped leading it)."""
         with self._lock:
