@@ -32,7 +32,6 @@ from pyarrow.compute import field
 from backend.stats import cluster_metrics as cm
 from backend.stats import lesson_metrics as lm
 from backend.stats import sandbox_metrics as sm
-from backend.stats import violations
 from backend.stats.events import attribute_faults
 from backend.stats.load import FILE_COLUMNS
 
@@ -56,7 +55,7 @@ EVENTS: dict[str, Callable[[pa.Table], pa.Table]] = {
 }
 
 NAMES = (*EVENTS, "violations", "malformed")
-"""Every event table the ingest stores (``violations``: from the rules' fold in the parse)."""
+"""Every event table the ingest stores."""
 
 
 def _schema(*fields: str) -> pa.Schema:
@@ -96,8 +95,8 @@ def records_of(kept: pa.Table) -> pa.Table:
     """The usable records of kept lines (``backend.stats.load.kept_lines``): first lines and
     malformed lines left out, and the file's columns."""
     records = kept.filter(field("reason").is_null() & (field("line") > 0))
-    dropped = ("reason", "file", "excerpt", "line", "broken", *(c for c, _ in FILE_COLUMNS))
-    return records.drop_columns([c for c in dropped if c in records.column_names])
+    return records.drop_columns([c for c in ("reason", "file", "excerpt", "line", *(c for c, _ in FILE_COLUMNS))
+                                 if c in records.column_names])
 
 
 def malformed_of(kept: pa.Table) -> pa.Table:
@@ -108,10 +107,8 @@ def malformed_of(kept: pa.Table) -> pa.Table:
 
 
 def derive(kept: pa.Table) -> dict[str, pa.Table]:
-    """Every event table of some sessions' kept lines (all of each session's)."""
+    """Every event table but ``violations`` of some sessions' kept lines (all of each session's)."""
     records = attribute_faults(records_of(kept))
     out = {name: transform(records).select(SCHEMAS[name].names).cast(SCHEMAS[name])
            for name, transform in EVENTS.items()}
-    firsts = kept.filter((field("line") == 0) & field("header_ok"))
-    broken = violations.table_of(firsts).cast(SCHEMAS["violations"])
-    return {**out, "violations": broken, "malformed": malformed_of(kept)}
+    return {**out, "malformed": malformed_of(kept)}

@@ -5,10 +5,11 @@ session is never written again). So ``ingest`` converts only the logs that are n
 last run — or that changed: a session still being recorded grows, and is read again whole —
 and forgets the logs that were removed from the directory. A run with nothing new reads no JSON.
 
-A batch of logs is read in one pass (``backend.stats.load``: every line parsed once, the rules'
-fold over each session's records, ``backend.stats.violations``; the lines worth keeping written
-to ``lines/``); then, from those kept lines read back by the driver with Arrow, the per-session
-event tables (``backend.stats.derive``) and the manifest's entries.
+A batch of logs is read in one pass (``backend.stats.load``: every line parsed once, the lines
+worth keeping written to ``lines/``); then, from those kept lines read back by the driver with
+Arrow, the manifest's entries and the per-session event tables (``backend.stats.derive``),
+while the rules' fold runs over each whole session on the executors
+(``backend.stats.violations``), told by the parse which lines were set aside.
 The layout and the manifest are ``backend.stats.table``'s.
 
 Every dashboard run with new logs adds a batch; many small batches, or batches whose logs are
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -27,9 +29,9 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from backend.stats import derive
+from backend.stats import derive, violations
 from backend.stats.load import HEADER_COLUMNS, kept_lines, parse_lines, read_files
-from backend.stats.output import write_arrow
+from backend.stats.output import write_arrow, write_parquet
 from backend.stats.manifest import Manifest
 from backend.stats.table import HEADER_FIELDS, Table
 
@@ -80,30 +82,44 @@ def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch
     tables to the table as ``batch``, and return the manifest entry of every log that has at least
     one line (from the first lines just written: no second parse).
 
-    Spark's one pass over the files parses every line and folds the rules over each session
-    (``backend.stats.load``); its kept lines are small, and the driver takes over with Arrow: the
-    entries, then the event tables, a day at a time (``backend.stats.derive``)."""
+    After Spark's parse and write, the kept lines are small and the driver takes over with Arrow:
+    the entries and the lines set aside, then — while the rules' fold runs on the executors,
+    which needs the latter — the event tables, a day at a time (``backend.stats.derive``)."""
     kept = kept_lines(parse_lines(read_files(spark, paths), batch))
     # As many writers as cores: each writes one file per day, not one per day per input split.
     _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
+    entries, set_aside = _entries(table, batch)
+    sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
+    with ThreadPoolExecutor(1, thread_name_prefix="kclab-derive") as pool:
+        derived = pool.submit(_derive, table, batch)
+        # The fold runs in Python on the executors meanwhile (Arrow's compute releases the GIL).
+        write_parquet(violations.violations_of(read_files(spark, paths), batch, sessions),
+                      table.event_batch("violations", batch))
+        for name, rows in derived.result().items():
+            write_arrow(rows, table.event_batch(name, batch))
+    return entries
+
+
+def _derive(table: Table, batch: int) -> dict[str, pa.Table]:
+    """Every event table but ``violations`` of a batch, derived one day at a time."""
     parts: dict[str, list[pa.Table]] = {}
     for _, lines in table.batch_days(batch):
         for name, rows in derive.derive(lines).items():
             parts.setdefault(name, []).append(rows)
-    for name in derive.NAMES:
-        write_arrow(pa.concat_tables(parts.get(name, [derive.SCHEMAS[name].empty_table()])),
-                    table.event_batch(name, batch))
-    return _entries(table, batch)
+    return {name: pa.concat_tables(parts.get(name, [derive.SCHEMAS[name].empty_table()]))
+            for name in derive.NAMES if name != "violations"}
 
 
 _ENTRY_COLUMNS = ["sk", "line", "reason", "file", "n_lines", "header_ok", *HEADER_FIELDS]
 
 
-def _entries(table: Table, batch: int) -> dict[str, dict]:
-    """The manifest entry of each log of ``batch``: its first line, and its lines set aside by
-    reason, counted."""
+def _entries(table: Table, batch: int) -> tuple[dict[str, dict], dict[int, list[int]]]:
+    """The manifest entry of each log of ``batch``, from its first line and its lines set aside
+    by reason, counted; and, per log, the numbers of its lines set aside but for a missing header
+    (what the rules' fold must not read)."""
     entries: dict[str, dict] = {}
     by_sk: dict[int, dict] = {}
+    set_aside: dict[int, list[int]] = {}
     where = (pc.field("line") == 0) | pc.field("reason").is_valid()
     for day, rows in table.batch_days(batch, _ENTRY_COLUMNS, where):
         for row in rows.filter(pc.field("line") == 0).to_pylist():
@@ -112,11 +128,13 @@ def _entries(table: Table, batch: int) -> dict[str, dict]:
                 "name": name, "file": row["file"], "sk": row["sk"], "batch": batch, "lines": row["n_lines"],
                 "header_ok": row["header_ok"], **{c: row[f] for c, f in zip(HEADER_COLUMNS, HEADER_FIELDS)},
                 "date": day, "malformed": {}}
-        bad = rows.filter(pc.field("reason").is_valid()).group_by(["sk", "reason"], use_threads=False).aggregate(
-            [("line", "count")])
-        for sk, reason, n in zip(*(bad[c].to_pylist() for c in ("sk", "reason", "line_count"))):
-            by_sk[sk]["malformed"][reason] = n
-    return entries
+        bad = rows.filter(pc.field("reason").is_valid()).select(["sk", "reason", "line"])
+        for sk, reason, line in zip(*(bad[c].to_pylist() for c in bad.column_names)):
+            counts = by_sk[sk]["malformed"]
+            counts[reason] = counts.get(reason, 0) + 1
+            if reason != "missing_header":
+                set_aside.setdefault(sk, []).append(line)
+    return entries, set_aside
 
 
 def compact(get_spark: Callable[[], SparkSession], table: Table, manifest: Manifest) -> int:

@@ -45,7 +45,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from backend.core.records import KINDS
-from backend.stats import violations
 from backend.stats.events import relevant
 from backend.stats.schema import CORRUPT, JSON_OPTIONS, LINE_SCHEMA, RECORD_TYPES, REQUIRED_RECORD_FIELDS
 
@@ -80,8 +79,7 @@ KEPT_SCHEMA = T.StructType(
     + [T.StructField("subject", T.StringType()), T.StructField("source", T.StringType()),
        T.StructField("completed", T.BooleanType())]
     + [T.StructField(c, t) for c, t in FILE_COLUMNS]
-    + [T.StructField("broken", violations.BROKEN), T.StructField("date", T.StringType()),
-       T.StructField("batch", T.IntegerType())])
+    + [T.StructField("date", T.StringType()), T.StructField("batch", T.IntegerType())])
 """A kept line as the ingested table stores it (``date`` and ``batch`` are its partition columns)."""
 
 
@@ -98,9 +96,7 @@ def parse_lines(files: DataFrame, batch: int) -> DataFrame:
     session key ``sk`` (the file as read in this batch), ``date`` (its header's day, UTC), and
     the narrow columns: the record columns, ``subject`` (zk and lesson records only), ``source``
     (fault records: ``detail.source``), ``completed`` (a lesson's ``finished`` record:
-    ``detail.completed``), ``file``/``excerpt`` on malformed lines, ``FILE_COLUMNS`` on line 0,
-    and on the first line of a file with a valid header the rules its session broke (``broken``,
-    ``backend.stats.violations``)."""
+    ``detail.completed``), ``file``/``excerpt`` on malformed lines, ``FILE_COLUMNS`` on line 0."""
     lines = F.split("value", "\n", -1)
     per_file = files.select("file", "file_size", lines.alias("lines"), F.col("value").endswith("\n").alias("complete"))
     per_file = per_file.withColumn(
@@ -108,29 +104,18 @@ def parse_lines(files: DataFrame, batch: int) -> DataFrame:
         .when(F.col("complete"), F.size("lines") - 1).otherwise(F.size("lines")))
     h = F.from_json(F.element_at("lines", 1), PARSE_SCHEMA, JSON_OPTIONS)
     per_file = per_file.withColumn("h", h).withColumn("header_ok", _header_ok(F.col("h")))
-    # Every line parsed once, in the file's row, then given its reason there: the rules' fold
-    # (``backend.stats.violations``) reads the text of the file's records in the same pass.
-    # (A parse in a projection above the explode would be copied by the optimizer into the
-    # pushed-down keep filter, once per field that filter reads.)
+    # Parsed inside the explode: a parse in a projection above it would be copied by the
+    # optimizer into the pushed-down keep filter, once per field that filter reads.
     parsed = F.transform("lines", lambda text: F.struct(text.alias("text"), F.from_json(text, PARSE_SCHEMA, JSON_OPTIONS)
                                                         .alias("r")))
-    n_lines, header_ok = F.col("n_lines"), F.col("header_ok")
-    classified = F.transform("lines", lambda p, i: F.struct(
-        p.getField("text").alias("text"), p.getField("r").alias("r"),
-        _reason(p.getField("r"), p.getField("text"), i, n_lines, F.col("complete"), header_ok,
-                F.col("h.session_id")).alias("reason")))
-    records = F.transform(F.filter("lines", lambda p, i: p.getField("reason").isNull() & (i > 0) & (i < n_lines)),
-                          lambda p: p.getField("text"))
-    per_file = (per_file.withColumn("lines", parsed).withColumn("lines", classified)
-                .withColumn("broken", violations.fold(F.when(header_ok, records))))
     exploded = per_file.select(
         F.xxhash64("file", F.lit(batch)).alias("sk"), "file", "file_size", "complete", "n_lines", "header_ok", "h",
-        F.when(header_ok, F.date_format(F.timestamp_millis(F.col("h.started_ms")), "yyyy-MM-dd")).alias("date"),
-        # _outer: Spark infers no filter from it (that filter would be a second copy of the parse).
-        "broken", F.posexplode_outer("lines").alias("line", "p"),
+        F.when(F.col("header_ok"), F.date_format(F.timestamp_millis(F.col("h.started_ms")), "yyyy-MM-dd")).alias("date"),
+        F.posexplode(parsed).alias("line", "p"),
     ).where(F.col("line") < F.col("n_lines"))
     r, text, line = F.col("p.r"), F.col("p.text"), F.col("line")
-    with_reason = exploded.withColumn("reason", F.col("p.reason"))
+    reason = _reason(r, text, line, F.col("n_lines"), F.col("complete"), F.col("header_ok"), F.col("h.session_id"))
+    with_reason = exploded.withColumn("reason", reason)
     bad, first, kind = F.col("reason").isNotNull(), line == 0, r.getField("kind")
     header = F.col("header_ok") & first
     return with_reason.select(
@@ -144,7 +129,6 @@ def parse_lines(files: DataFrame, batch: int) -> DataFrame:
         *[F.when(first, F.col(c)).alias(c) for c in ("file_size", "n_lines", "header_ok")],
         *[F.when(header, F.col("h").getField(c)).alias(c) for c in HEADER_COLUMNS if c != "student"],
         F.when(header, F.col("h.student")).alias("session_student"),
-        F.when(header, F.col("broken")).alias("broken"),
         "date",
     )
 

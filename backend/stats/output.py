@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the reader below needs no pyspark
     import pyarrow
+    from pyspark.sql import DataFrame
 
 SUMMARY = "summary.json"
 
@@ -81,6 +82,12 @@ class Output:
         for child in self.staging.iterdir():
             shutil.move(str(child), str(self.final / child.name))
         shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def write_parquet(df: "DataFrame", directory: Path) -> "pyarrow.Table":
+    """Collect a small frame as Arrow (one Spark job) and write it from the driver as one
+    Parquet file in ``directory`` (created): no Spark write job and commit protocol."""
+    return write_arrow(df.toArrow(), directory)
 
 
 def write_arrow(table: "pyarrow.Table", directory: Path) -> "pyarrow.Table":

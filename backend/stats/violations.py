@@ -1,15 +1,14 @@
 """How often Kafka's rules broke: the ``violations`` event table, from the page's own checks.
 
 The rules are the invariant panel's (``backend/view``): a fold over every record of a session
-that no DataFrame expression could restate without a second, drifting definition. So it runs in
-Python, on the executors, inside the parse (``backend.stats.load.parse_lines``): each file is
-read whole there anyway, and Spark's parse has just decided which of its lines are records, so
-the fold gets exactly those lines' text (decoding them is all the Python side checks) and the
-files are read once — not a second time in a job of their own after the parse, which on a
-dashboard Run was two of its five seconds (issue 16, docs/performance.md). Its result rides on
-the file's first line in the kept lines (``broken``: the rules broken, with their counts), and
-``table_of`` turns those into the table. The executors therefore need this package and its
-Python (``PYSPARK_PYTHON``; the compose file's worker runs the app's image).
+that no DataFrame expression could restate without a second, drifting definition. So this one
+table is computed in Python, on the executors, once per log: when the log is ingested
+(``backend.stats.ingest`` stores the rows in the table beside the log's lines). The fold needs
+the session's records in seq order, so each file is read whole (``read_files``); which of its
+lines are records was already decided by Spark's parse (``backend.stats.load``), and only the
+numbers of the lines it set aside come along, so the two can never disagree and the Python side
+only decodes JSON (no second check of every field). The executors therefore need this package
+and its Python (``PYSPARK_PYTHON``; the compose file's worker runs the app's image).
 Rows: one per session and broken rule — ``sk``, ``rule``, ``violations``.
 """
 
@@ -17,35 +16,38 @@ from __future__ import annotations
 
 import json
 
-import pyarrow as pa
-import pyarrow.compute as pc
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
-
 from backend.view.page import broken_rules
 
-BROKEN = T.ArrayType(T.StructType([T.StructField("rule", T.StringType()), T.StructField("violations", T.LongType())]))
-"""A first line's ``broken``: the rules its session broke, each with its count."""
+
+def session_violations(text: str, set_aside: list[int]) -> dict[str, int]:
+    """The rules broken in one log with a valid header: its records are every line after the
+    first but those set aside (0-based numbers), decoded and folded in seq order."""
+    lines = text.split("\n")
+    n_lines = len(lines) - 1 if text.endswith("\n") else len(lines)
+    skip = set(set_aside)
+    records = [json.loads(lines[i]) for i in range(1, n_lines) if i not in skip]
+    records.sort(key=lambda r: r["seq"])
+    return broken_rules(records)
 
 
-def broken_in(records: list[str] | None) -> list[tuple[str, int]] | None:
-    """The rules broken in one session, from the text of its records (every usable line after the
-    header), folded in seq order; None for a file without a valid header."""
-    if records is None:
-        return None
-    decoded = sorted((json.loads(text) for text in records), key=lambda r: r["seq"])
-    return sorted(broken_rules(decoded).items())
+def violations_of(files, batch: int, sessions: dict[int, list[int]]):
+    """``files`` (``backend.stats.load.read_files``) -> sk, rule, violations. ``sessions``: the
+    key (``sk``, as ``backend.stats.load.parse_lines`` keys the files read in ``batch``) of each
+    log with a valid header -> the numbers of its lines set aside."""
+    from pyspark.sql import functions as F
 
+    from pyspark.sql.pandas.types import from_arrow_schema
 
-def fold(records: Column) -> Column:
-    """``broken_in`` as a Spark column (a Python UDF, one call per file)."""
-    return F.udf(broken_in, BROKEN, useArrow=False)(records)
+    from backend.stats.derive import SCHEMAS
 
+    spark = files.sparkSession
+    shared = spark.sparkContext.broadcast(sessions)
 
-def table_of(firsts: pa.Table) -> pa.Table:
-    """The ``violations`` rows of some files' first lines (``sk`` and ``broken``)."""
-    lists = firsts["broken"].combine_chunks()
-    rules = pc.list_flatten(lists)
-    return pa.table({"sk": pc.take(firsts["sk"], pc.list_parent_indices(lists)), "rule": rules.field("rule"),
-                     "violations": rules.field("violations")})
+    def rows(row):
+        set_aside = shared.value.get(row.sk)
+        if set_aside is None:
+            return []
+        return [(row.sk, rule, n) for rule, n in session_violations(row.value, set_aside).items()]
+
+    keyed = files.select(F.xxhash64("file", F.lit(batch)).alias("sk"), "value")
+    return spark.createDataFrame(keyed.rdd.flatMap(rows), from_arrow_schema(SCHEMAS["violations"]))
