@@ -6,10 +6,10 @@ last run — or that changed: a session still being recorded grows, and is read 
 and forgets the logs that were removed from the directory. A run with nothing new reads no JSON.
 
 A batch of logs is read in one pass (``backend.stats.load``: every line parsed once, the lines
-worth keeping written to ``lines/``), while the rules' fold runs over each whole session on the
-executors (``backend.stats.violations``); then, from those kept lines read back by the driver
-with Arrow, the manifest's entries and the per-session event tables (``backend.stats.derive``),
-and the fold's result, settled with the lines the parse set aside.
+worth keeping written to ``lines/``); then, from those kept lines read back by the driver with
+Arrow, the manifest's entries and the per-session event tables (``backend.stats.derive``),
+while the rules' fold runs over each whole session on the executors
+(``backend.stats.violations``), told by the parse which lines were set aside.
 The layout and the manifest are ``backend.stats.table``'s.
 
 Every dashboard run with new logs adds a batch; many small batches, or batches whose logs are
@@ -20,18 +20,18 @@ from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import InheritableThread
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from backend.stats import derive, violations
 from backend.stats.load import HEADER_COLUMNS, kept_lines, parse_lines, read_files
-from backend.stats.output import write_arrow
+from backend.stats.output import write_arrow, write_parquet
 from backend.stats.manifest import Manifest
 from backend.stats.table import HEADER_FIELDS, Table
 
@@ -61,7 +61,7 @@ def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Ta
         # Every log new (a first run, or a rebuilt table): read the directory, which Spark lists
         # in one call, rather than name tens of thousands of files.
         paths = str(replays) if len(changed) == len(listing) else [str(Path(replays) / n) for n in changed]
-        entries = _read_batch(get_spark(), Path(replays), paths, table, batch)
+        entries = _read_batch(get_spark(), paths, table, batch)
         manifest.add([{**entries.get(name, _empty_entry(name)), "size": listing[name][0], "mtime_ns": listing[name][1]}
                       for name in changed])
         manifest.written[batch] = len(entries)
@@ -77,49 +77,27 @@ def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Ta
                       "removed": len(removed), "compacted": compacted}
 
 
-def _read_batch(spark: SparkSession, replays: Path, paths: str | list[str], table: Table,
-                batch: int) -> dict[str, dict]:
+def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch: int) -> dict[str, dict]:
     """Parse the given logs (or every log of a directory) once, append their kept lines and event
     tables to the table as ``batch``, and return the manifest entry of every log that has at least
     one line (from the first lines just written: no second parse).
 
-    Two Spark jobs side by side: the parse, which writes the kept lines, and the rules' fold
-    (``backend.stats.violations``: a second read of the files, Python on the executors). Then the
-    kept lines are small, and the driver takes over with Arrow: the entries and the lines set
-    aside, the event tables a day at a time (``backend.stats.derive``), the fold's result settled."""
-    files = read_files(spark, paths)  # listed once, for both jobs
-    folding = _in_background(lambda: violations.violations_of(files, batch).toArrow())
-    kept = kept_lines(parse_lines(files, batch))
+    After Spark's parse and write, the kept lines are small and the driver takes over with Arrow:
+    the entries and the lines set aside, then — while the rules' fold runs on the executors,
+    which needs the latter — the event tables, a day at a time (``backend.stats.derive``)."""
+    kept = kept_lines(parse_lines(read_files(spark, paths), batch))
     # As many writers as cores: each writes one file per day, not one per day per input split.
     _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
     entries, set_aside = _entries(table, batch)
-    for name, rows in _derive(table, batch).items():
-        write_arrow(rows, table.event_batch(name, batch))
-    logs = {e["sk"]: (replays / e["name"], set_aside.get(e["sk"], [])) for e in entries.values() if e["header_ok"]}
-    write_arrow(violations.settle(folding(), logs), table.event_batch("violations", batch))
+    sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
+    with ThreadPoolExecutor(1, thread_name_prefix="kclab-derive") as pool:
+        derived = pool.submit(_derive, table, batch)
+        # The fold runs in Python on the executors meanwhile (Arrow's compute releases the GIL).
+        write_parquet(violations.violations_of(read_files(spark, paths), batch, sessions),
+                      table.event_batch("violations", batch))
+        for name, rows in derived.result().items():
+            write_arrow(rows, table.event_batch(name, batch))
     return entries
-
-
-def _in_background(job: Callable[[], pa.Table]) -> Callable[[], pa.Table]:
-    """Start ``job`` in a thread that keeps this one's Spark job group (its jobs count in the
-    progress of the same phase); returns the function that waits for its result."""
-    out: dict = {}
-
-    def run() -> None:
-        try:
-            out["result"] = job()
-        except BaseException as error:  # raised again in the waiting thread
-            out["error"] = error
-
-    thread = InheritableThread(target=run, name="kclab-fold")
-    thread.start()
-
-    def wait() -> pa.Table:
-        thread.join()
-        if "error" in out:
-            raise out["error"]
-        return out["result"]
-    return wait
 
 
 def _derive(table: Table, batch: int) -> dict[str, pa.Table]:
