@@ -47,8 +47,8 @@ from backend.view import cluster_view, controller_rules, invariants, lesson_view
 from backend.view import violations as view_violations
 
 TABLE_VERSION = 4
-_CODE = (load, events, arrow_ops, derive, cluster_metrics, lesson_metrics, sandbox_metrics, violations, page, invariants, rules,
-         controller_rules, partition_rules, view_violations, cluster_view, lesson_view)
+_CODE = (load, events, arrow_ops, derive, cluster_metrics, lesson_metrics, sandbox_metrics, violations, page, invariants,
+         rules, controller_rules, partition_rules, view_violations, cluster_view, lesson_view)
 FORMAT = hashlib.sha256("|".join([str(TABLE_VERSION), PARSE_SCHEMA.json(), KEPT_SCHEMA.json(),
                                   *map(inspect.getsource, _CODE)]).encode()).hexdigest()[:16]
 """Changes with the code whose output the table stores: how lines are read and kept (``load``,
