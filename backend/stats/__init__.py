@@ -20,7 +20,8 @@ Module map:
 - ``derive``     the per-session event tables each metric starts from (the transforms, run once per log)
 - ``violations`` the rules' fold (``backend/view``) over each whole session, in Python, at ingest
 - ``aggregate``  distributions (count, mean, p50, p95, max) and the scopes (overall, lesson, class ...)
-- ``cluster_metrics``, ``lesson_metrics``, ``sandbox_metrics``  the transforms, DataFrame -> DataFrame
+- ``cluster_metrics``, ``lesson_metrics``, ``sandbox_metrics``  the transforms, Arrow table -> Arrow table
+- ``arrow_ops``  the window steps the transforms need, over Arrow (previous/next row, last value so far)
 - ``metrics``    which datasets the job writes, aggregated from the event tables
 - ``progress``   StatusTracker polling: stage/task progress on stderr and to a callback
 - ``output``     Parquet + JSON per metric, written aside and swapped in, then ``summary.json``

@@ -8,17 +8,23 @@ lets the job scale. The filter is the union of what the transforms in ``cluster_
 filtered records gives the same result as on all records).
 
 Each kept record also gets the last ``fault`` record with outcome ok before or at it in its
-session (``fault_op``, ``fault_seq``, ``fault_source``), computed in one window per session:
+session (``fault_op``, ``fault_seq``, ``fault_source``), in one pass over the records sorted by
+session and seq (Arrow, in the driver, as every transform is: ``backend.stats.derive``):
 an offline window's fault type and a free-play fault's consequences are both "what followed
 this fault before the next one".
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-STATE_ZNODE = r"^znode:/brokers/topics/([^/]+)/partitions/(\d+)/state$"
+from backend.stats.arrow_ops import group_starts, last_valid, row_index, sort, true
+
+STATE_ZNODE = r"^znode:/brokers/topics/(?<topic>[^/]+)/partitions/(?<partition>\d+)/state$"
+"""A partition's state znode (named groups: Java's and Arrow's RE2 both read them)."""
 NO_FAULT = "(none)"
 FAULT_COLUMNS = ("fault_op", "fault_seq", "fault_source")
 
@@ -38,18 +44,17 @@ def relevant() -> Column:
         F.lit(False))
 
 
-def attribute_faults(records: DataFrame) -> DataFrame:
-    """``records`` plus ``fault_op`` (``(none)`` before the first fault), ``fault_seq`` and
-    ``fault_source``: the last ``fault`` record with outcome ok at or before each record in its
-    session. Already attributed records are returned as they are."""
-    if "fault_op" in records.columns:
+def attribute_faults(records: pa.Table) -> pa.Table:
+    """``records`` sorted by (sk, seq), plus ``fault_op`` (``(none)`` before the first fault),
+    ``fault_seq`` and ``fault_source``: the last ``fault`` record with outcome ok at or before
+    each record in its session. Already attributed records are returned as they are."""
+    if "fault_op" in records.column_names:
         return records
-    upto = Window.partitionBy("sk").orderBy("seq").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    is_fault = (F.col("kind") == "fault") & (F.col("outcome") == "ok")
-    fault = F.struct(F.col("op").alias("op"), F.col("seq").alias("seq"), F.col("source").alias("source"))
-    last = F.last(F.when(is_fault, fault), ignorenulls=True).over(upto)
-    return (records.withColumn("_fault", last)
-            .withColumn("fault_op", F.coalesce(F.col("_fault.op"), F.lit(NO_FAULT)))
-            .withColumn("fault_seq", F.col("_fault.seq"))
-            .withColumn("fault_source", F.col("_fault.source"))
-            .drop("_fault"))
+    records = sort(records, ["sk", "seq"])
+    starts = group_starts(records, ["sk"])
+    is_fault = true(pc.and_kleene(pc.equal(records["kind"], "fault"), pc.equal(records["outcome"], "ok")))
+    # The row of the last applied fault so far in the session, then its columns.
+    fault = last_valid(pc.if_else(is_fault, row_index(records.num_rows), pa.scalar(None, pa.int64())), starts)
+    op, fault_seq, source = (pc.take(records[c], fault) for c in ("op", "seq", "source"))
+    return (records.append_column("fault_op", pc.fill_null(op, NO_FAULT))
+            .append_column("fault_seq", fault_seq).append_column("fault_source", source))

@@ -6,9 +6,10 @@ last run — or that changed: a session still being recorded grows, and is read 
 and forgets the logs that were removed from the directory. A run with nothing new reads no JSON.
 
 A batch of logs is read in one pass (``backend.stats.load``: every line parsed once, the lines
-worth keeping written to ``lines/``); then, from those kept lines read back, the per-session
-event tables (``backend.stats.derive``) and the manifest's entries; then the rules' fold over
-each whole session (``backend.stats.violations``), told by the parse which lines were set aside.
+worth keeping written to ``lines/``); then, from those kept lines read back by the driver with
+Arrow, the manifest's entries and the per-session event tables (``backend.stats.derive``),
+while the rules' fold runs over each whole session on the executors
+(``backend.stats.violations``), told by the parse which lines were set aside.
 The layout and the manifest are ``backend.stats.table``'s.
 
 Every dashboard run with new logs adds a batch; many small batches, or batches whose logs are
@@ -23,13 +24,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from backend.stats import derive, violations
-from backend.stats.events import attribute_faults
-from backend.stats.load import HEADER_COLUMNS, kept_lines, malformed_of, parse_lines, read_files, records_of
-from backend.stats.output import collect_together, write_arrow, write_parquet
+from backend.stats.load import HEADER_COLUMNS, kept_lines, parse_lines, read_files
+from backend.stats.output import write_arrow, write_parquet
 from backend.stats.manifest import Manifest
 from backend.stats.table import HEADER_FIELDS, Table
 
@@ -78,54 +80,62 @@ def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Ta
 def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch: int) -> dict[str, dict]:
     """Parse the given logs (or every log of a directory) once, append their kept lines and event
     tables to the table as ``batch``, and return the manifest entry of every log that has at least
-    one line (from the first lines just written: no second parse)."""
-    kept = kept_lines(parse_lines(read_files(spark, paths), batch))
+    one line (from the first lines just written: no second parse).
+
+    After Spark's parse and write, the kept lines are small and the driver takes over with Arrow:
+    the entries and the lines set aside, then — while the rules' fold runs on the executors,
+    which needs the latter — the event tables, a day at a time (``backend.stats.derive``)."""
+    files = read_files(spark, paths)  # listed once: read by the parse, and again by the fold
+    kept = kept_lines(parse_lines(files, batch))
     # As many writers as cores: each writes one file per day, not one per day per input split.
     _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
-    lines = table.batch_lines(spark, [batch]).cache()
-    records = attribute_faults(records_of(lines)).cache()  # every transform starts from these
-    try:
-        entries = _entries(lines, batch)
-        set_aside = _set_aside(lines, entries)
-        sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
-        tables = {**derive.derive(records), "malformed": malformed_of(lines)}
-        with ThreadPoolExecutor(1, thread_name_prefix="kclab-ingest") as pool:
-            derived = pool.submit(collect_together, tables)
-            # The fold runs in Python on the executors meanwhile.
-            broken = violations.violations_of(read_files(spark, paths), batch, sessions)
-            write_parquet(broken, table.event_batch("violations", batch))
-            for name, rows in derived.result().items():
-                write_arrow(rows, table.event_batch(name, batch))
-    finally:
-        records.unpersist()
-        lines.unpersist()
+    entries, set_aside = _entries(table, batch)
+    sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
+    with ThreadPoolExecutor(1, thread_name_prefix="kclab-derive") as pool:
+        derived = pool.submit(_derive, table, batch)
+        # The fold runs in Python on the executors meanwhile (Arrow's compute releases the GIL).
+        write_parquet(violations.violations_of(files, batch, sessions),
+                      table.event_batch("violations", batch))
+        for name, rows in derived.result().items():
+            write_arrow(rows, table.event_batch(name, batch))
     return entries
 
 
-def _entries(lines: DataFrame, batch: int) -> dict[str, dict]:
-    """The manifest entry of each log, from its first line and its lines set aside by reason."""
-    firsts = lines.where(F.col("line") == 0).select("sk", "file", "n_lines", "header_ok", *HEADER_FIELDS, "date")
-    entries = {}
-    for row in firsts.collect():
-        name = row.file.rsplit("/", 1)[-1]
-        entries[name] = {"name": name, "file": row.file, "sk": row.sk, "batch": batch, "lines": row.n_lines,
-                         "header_ok": row.header_ok, **{c: row[f] for c, f in zip(HEADER_COLUMNS, HEADER_FIELDS)},
-                         "date": row.date, "malformed": {}}
-    return entries
+def _derive(table: Table, batch: int) -> dict[str, pa.Table]:
+    """Every event table but ``violations`` of a batch, derived one day at a time."""
+    parts: dict[str, list[pa.Table]] = {}
+    for _, lines in table.batch_days(batch):
+        for name, rows in derive.derive(lines).items():
+            parts.setdefault(name, []).append(rows)
+    return {name: pa.concat_tables(parts.get(name, [derive.SCHEMAS[name].empty_table()]))
+            for name in derive.NAMES if name != "violations"}
 
 
-def _set_aside(lines: DataFrame, entries: dict[str, dict]) -> dict[int, list[int]]:
-    """Count each log's lines set aside by reason into its entry; return, per log with a valid
-    header, the numbers of its lines set aside (what the rules' fold must not read)."""
-    bad = (lines.where(F.col("reason").isNotNull()).groupBy("sk", "reason")
-           .agg(F.count(F.lit(1)).alias("n"),
-                F.collect_list(F.when(F.col("reason") != "missing_header", F.col("line"))).alias("lines")))
-    by_sk = {e["sk"]: e for e in entries.values()}
-    out: dict[int, list[int]] = {}
-    for row in bad.collect():
-        by_sk[row.sk]["malformed"][row.reason] = row.n
-        out.setdefault(row.sk, []).extend(row.lines)
-    return out
+_ENTRY_COLUMNS = ["sk", "line", "reason", "file", "n_lines", "header_ok", *HEADER_FIELDS]
+
+
+def _entries(table: Table, batch: int) -> tuple[dict[str, dict], dict[int, list[int]]]:
+    """The manifest entry of each log of ``batch``, from its first line and its lines set aside
+    by reason, counted; and, per log, the numbers of its lines set aside but for a missing header
+    (what the rules' fold must not read)."""
+    entries: dict[str, dict] = {}
+    by_sk: dict[int, dict] = {}
+    set_aside: dict[int, list[int]] = {}
+    where = (pc.field("line") == 0) | pc.field("reason").is_valid()
+    for day, rows in table.batch_days(batch, _ENTRY_COLUMNS, where):
+        for row in rows.filter(pc.field("line") == 0).to_pylist():
+            name = row["file"].rsplit("/", 1)[-1]
+            entries[name] = by_sk[row["sk"]] = {
+                "name": name, "file": row["file"], "sk": row["sk"], "batch": batch, "lines": row["n_lines"],
+                "header_ok": row["header_ok"], **{c: row[f] for c, f in zip(HEADER_COLUMNS, HEADER_FIELDS)},
+                "date": day, "malformed": {}}
+        bad = rows.filter(pc.field("reason").is_valid()).select(["sk", "reason", "line"])
+        for sk, reason, line in zip(*(bad[c].to_pylist() for c in bad.column_names)):
+            counts = by_sk[sk]["malformed"]
+            counts[reason] = counts.get(reason, 0) + 1
+            if reason != "missing_header":
+                set_aside.setdefault(sk, []).append(line)
+    return entries, set_aside
 
 
 def compact(get_spark: Callable[[], SparkSession], table: Table, manifest: Manifest) -> int:
@@ -147,7 +157,7 @@ def compact(get_spark: Callable[[], SparkSession], table: Table, manifest: Manif
     lines = table.batch_lines(spark, batches).join(F.broadcast(spark.createDataFrame(named_sks)), "sk", "left_semi")
     _write_lines(lines.withColumn("batch", F.lit(batch)), table)
     for name in derive.NAMES:
-        write_arrow(table.read_events(get_spark, name, batches, named_sks["sk"].combine_chunks()),
+        write_arrow(table.read_events(name, batches, named_sks["sk"].combine_chunks()),
                     table.event_batch(name, batch))
     manifest.rebatch(merge, batch)
     for b in merge:

@@ -106,7 +106,7 @@ def _compute(spark, replays: str, table, output, progress, stream, timings: dict
             timings["ingest"] = time.monotonic() - t - spark.seconds
         with prog.phase("load"):
             t = time.monotonic()
-            metrics = Metrics(table.event_tables(spark, manifest), manifest.sessions().filter(pc.field("header_ok")))
+            metrics = Metrics(table.event_tables(manifest), manifest.sessions().filter(pc.field("header_ok")))
             timings["load"] = time.monotonic() - t
         for name in DATASETS:
             with prog.phase(name):

@@ -6,72 +6,87 @@ The ``lesson`` records come from the lesson runner (``backend/lessons/runner.py`
 ``predict`` step, ``student`` — absent in a solo lesson —, ``answer``, ``correct`` — absent for
 "I'm not sure" —, ``question``, the predict's id, and ``misconception``, the author's sentence for
 the wrong choice picked). Functions take the usable records and return one row per event keyed
-by the session key ``sk``.
+by the session key ``sk`` (Arrow tables, as in ``cluster_metrics``).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyarrow.compute import field
 
-LESSON_SUBJECT = r"^lesson:(.+)$"
+from backend.stats.arrow_ops import group_starts, lead, sort, true
+
+LESSON_SUBJECT = r"^lesson:(?<lesson_id>.+)$"
 
 
-def _lesson(records: DataFrame, *states: str) -> DataFrame:
-    return records.where((F.col("kind") == "lesson") & F.col("to_state").isin(*states))
+def _lesson(records: pa.Table, *states: str) -> pa.Table:
+    return records.filter((field("kind") == "lesson") & field("to_state").isin(list(states)))
 
 
-def lesson_ids(records: DataFrame) -> DataFrame:
+def lesson_ids(records: pa.Table) -> pa.Table:
     """The lesson id a session's ``started`` record names (``lesson:<id>``), for sessions whose
     header has none. Columns: sk, started_lesson_id."""
-    return (_lesson(records, "started")
-            .groupBy("sk").agg(F.min(F.nullif(F.regexp_extract("subject", LESSON_SUBJECT, 1), F.lit("")))
-                               .alias("started_lesson_id")))
+    started = _lesson(records, "started")
+    ids = pc.struct_field(pc.extract_regex(started["subject"], LESSON_SUBJECT), "lesson_id")  # null: no match
+    rows = pa.table({"sk": started["sk"], "started_lesson_id": ids})
+    out = rows.group_by("sk", use_threads=False).aggregate([("started_lesson_id", "min")])
+    return out.rename_columns({"started_lesson_id_min": "started_lesson_id"})
 
 
-def answers(records: DataFrame) -> DataFrame:
+def answers(records: pa.Table) -> pa.Table:
     """One row per answer to a ``predict`` step. ``answer_key`` is the answer trimmed and in
     lower case, so "Broker 1" and "broker 1 " count as one wrong answer. ``question`` is the
     predict's id (logs from before it was recorded: ``step N``); ``unsure``: "I'm not sure".
     Columns: sk, seq, step, question, answer_student, answer, answer_key, correct, unsure, misconception."""
-    return (_lesson(records, "answered")
-            .select("sk", "seq", "step",
-                    F.coalesce("question", F.concat(F.lit("step "), F.col("step").cast("string"))).alias("question"),
-                    F.col("student").alias("answer_student"), "answer",
-                    F.lower(F.trim(F.coalesce("answer", F.lit("")))).alias("answer_key"), "correct",
-                    F.col("correct").isNull().alias("unsure"), "misconception"))
+    rows = _lesson(records, "answered")
+    step_n = pc.binary_join_element_wise("step ", pc.cast(rows["step"], pa.string()), "")
+    return pa.table({"sk": rows["sk"], "seq": rows["seq"], "step": rows["step"],
+                     "question": pc.coalesce(rows["question"], step_n), "answer_student": rows["student"],
+                     "answer": rows["answer"],
+                     "answer_key": pc.utf8_lower(pc.utf8_trim(pc.fill_null(rows["answer"], ""), " ")),
+                     "correct": rows["correct"], "unsure": pc.is_null(rows["correct"]),
+                     "misconception": rows["misconception"]})
 
 
-def step_durations(records: DataFrame) -> DataFrame:
+def step_durations(records: pa.Table) -> pa.Table:
     """Time per lesson step: each ``step_started`` to the next record of the same step if that is
     its ``step_finished`` (a step that failed or was stopped has no duration and is left out).
     Columns: sk, step, op, started_seq, duration_ms."""
-    steps = _lesson(records, "step_started", "step_finished")
-    w = Window.partitionBy("sk", "step").orderBy("seq")
-    paired = (steps.withColumn("next_state", F.lead("to_state").over(w))
-              .withColumn("next_ts", F.lead("ts_ms").over(w)))
-    return (paired.where((F.col("to_state") == "step_started") & (F.col("next_state") == "step_finished"))
-            .select("sk", "step", "op", F.col("seq").alias("started_seq"),
-                    (F.col("next_ts") - F.col("ts_ms")).alias("duration_ms")))
+    steps = sort(_lesson(records, "step_started", "step_finished"), ["sk", "step", "seq"])
+    starts = group_starts(steps, ["sk", "step"])
+    paired = true(pc.and_kleene(pc.equal(steps["to_state"], "step_started"),
+                                pc.equal(lead(steps["to_state"], starts), "step_finished")))
+    duration = pc.subtract(lead(steps["ts_ms"], starts), steps["ts_ms"].combine_chunks())
+    rows = steps.filter(paired)
+    return pa.table({"sk": rows["sk"], "step": rows["step"], "op": rows["op"], "started_seq": rows["seq"],
+                     "duration_ms": duration.filter(paired)})
 
 
-def lesson_progress(records: DataFrame) -> DataFrame:
+def _any(rows: pa.Table, keys: list[str], flags: dict[str, pa.Array]) -> pa.Table:
+    """Per group of ``keys``: is any of each flag true (null when all are null, as Spark's
+    ``max`` of them)."""
+    table = rows.select(keys)
+    for name, flag in flags.items():
+        table = table.append_column(name, flag)
+    out = table.group_by(keys, use_threads=False).aggregate([(name, "any") for name in flags])
+    return out.rename_columns({f"{name}_any": name for name in flags}).select([*keys, *flags])
+
+
+def lesson_progress(records: pa.Table) -> pa.Table:
     """Per session with lesson records: did the lesson start, finish, and finish completed
     (``detail.completed`` true on its ``finished`` record)? Columns: sk, started, finished, completed."""
-    lesson = records.where(F.col("kind") == "lesson")
-    return lesson.groupBy("sk").agg(
-        F.max((F.col("to_state") == "started").cast("int")).cast("boolean").alias("started"),
-        F.max((F.col("to_state") == "finished").cast("int")).cast("boolean").alias("finished"),
-        F.coalesce(F.max(F.coalesce(F.col("completed"), F.lit(False)).cast("int")), F.lit(0))
-        .cast("boolean").alias("completed"),
-    )
+    lesson = records.filter(field("kind") == "lesson")
+    state = lesson["to_state"]
+    return _any(lesson, ["sk"], {"started": pc.equal(state, "started"), "finished": pc.equal(state, "finished"),
+                                 "completed": pc.fill_null(lesson["completed"], False)})
 
 
-def steps_reached(records: DataFrame) -> DataFrame:
+def steps_reached(records: pa.Table) -> pa.Table:
     """For the completion funnel: each (session, step) that was started, and whether it finished.
     Columns: sk, step, reached (always true), step_finished."""
     steps = _lesson(records, "step_started", "step_finished")
-    return steps.groupBy("sk", "step").agg(
-        F.max((F.col("to_state") == "step_started").cast("int")).cast("boolean").alias("reached"),
-        F.max((F.col("to_state") == "step_finished").cast("int")).cast("boolean").alias("step_finished"),
-    ).where("reached")
+    state = steps["to_state"]
+    flags = _any(steps, ["sk", "step"], {"reached": pc.equal(state, "step_started"),
+                                         "step_finished": pc.equal(state, "step_finished")})
+    return flags.filter(true(flags["reached"]))

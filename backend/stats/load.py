@@ -138,19 +138,6 @@ def kept_lines(lines: DataFrame) -> DataFrame:
     return lines.where(F.col("reason").isNotNull() | (F.col("line") == 0) | relevant())
 
 
-def records_of(kept: DataFrame) -> DataFrame:
-    """The usable records (first lines and malformed lines left out)."""
-    return kept.where(F.col("reason").isNull() & (F.col("line") > 0)).drop(
-        "reason", "file", "excerpt", "line", *[c for c, _ in FILE_COLUMNS])
-
-
-def malformed_of(kept: DataFrame) -> DataFrame:
-    """Lines set aside: their file's key and path, 1-based line number, reason, the first 200
-    characters."""
-    return (kept.where(F.col("reason").isNotNull())
-            .select("sk", "file", (F.col("line") + 1).alias("line"), "reason", "excerpt"))
-
-
 def malformed_by_reason(kept: DataFrame) -> dict[str, int]:
     """How many lines were set aside for each reason (also the action that fills kept's cache)."""
     counts = kept.groupBy("reason").count().collect()

@@ -90,33 +90,6 @@ def write_parquet(df: "DataFrame", directory: Path) -> "pyarrow.Table":
     return write_arrow(df.toArrow(), directory)
 
 
-def collect_together(frames: dict[str, "DataFrame"]) -> dict[str, "pyarrow.Table"]:
-    """Several small frames brought to the driver by one Spark job: each frame's rows become a
-    struct column of one union (the other frames' columns null), collected as Arrow and split
-    again. One job instead of one per frame: the ingest's event tables are a dozen frames of a
-    few thousand rows, and each job of its own paid Spark's fixed cost (issue 16)."""
-    import functools
-
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    def row(df):  # every field nullable: the other frames' rows are null structs
-        return F.struct(*df.columns).cast(T.StructType([T.StructField(f.name, f.dataType) for f in df.schema]))
-
-    names = list(frames)
-    parts = [df.select(F.lit(i).alias("_frame"), row(df).alias(f"_{i}")) for i, df in enumerate(frames.values())]
-    union = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts).toArrow()
-    out = {}
-    for i, name in enumerate(names):
-        rows = union[f"_{i}"].combine_chunks().filter(pc.equal(union["_frame"], i).combine_chunks())
-        schema = to_arrow_schema(frames[name].schema)  # as a job of its own would have given it
-        out[name] = pa.Table.from_struct_array(rows).cast(schema) if len(rows) else schema.empty_table()
-    return out
-
-
 def write_arrow(table: "pyarrow.Table", directory: Path) -> "pyarrow.Table":
     """Write ``table`` as one Parquet file in ``directory`` (created)."""
     import pyarrow.parquet as pq

@@ -9,44 +9,53 @@ outcome ok, of any source): the same attribution rule as an offline window's fau
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyarrow.compute import field
 
 from backend.stats import cluster_metrics as cm
-from backend.stats.events import attribute_faults
+from backend.stats.events import FAULT_COLUMNS, attribute_faults
 
 EFFECTS = ("elections", "offline_windows", "data_losses", "messages_lost", "fenced_writes", "stale_rejections")
 
 
-def effect_events(records: DataFrame, windows: DataFrame) -> DataFrame:
+def effect_events(records: pa.Table, windows: pa.Table) -> pa.Table:
     """Every consequence as one row: (sk, seq, effect, messages, fault_op, fault_seq,
     fault_source). ``windows`` is ``cluster_metrics.offline_windows`` (a window counts at its
     first record, attributed as the window is)."""
     records = attribute_faults(records)
-    fault = ("fault_op", "fault_seq", "fault_source")
-    zero = F.lit(0).cast("long").alias("messages")
-    elections = cm.elections(records, fault).select("sk", "seq", F.lit("elections").alias("effect"), zero, *fault)
-    offline = windows.select("sk", F.col("start_seq").alias("seq"), F.lit("offline_windows").alias("effect"), zero,
-                             F.col("fault").alias("fault_op"), "fault_seq", "fault_source")
-    losses = cm.data_losses(records, fault).select("sk", "seq", F.lit("data_losses").alias("effect"), "messages", *fault)
-    fencing = cm.fenced(records, fault).select(
-        "sk", "seq", F.when(F.col("what") == "zombie_write", "fenced_writes").otherwise("stale_rejections").alias("effect"),
-        zero, *fault)
-    return elections.unionByName(offline).unionByName(losses).unionByName(fencing)
+
+    def rows(table: pa.Table, seq: str, effect, messages, fault: tuple[str, ...] = FAULT_COLUMNS) -> pa.Table:
+        n = table.num_rows
+        return pa.table({"sk": table["sk"], "seq": table[seq],
+                         "effect": effect if not isinstance(effect, str) else pa.array([effect] * n, pa.string()),
+                         "messages": messages if messages is not None else pa.array([0] * n, pa.int64()),
+                         **{c: table[f] for c, f in zip(FAULT_COLUMNS, fault)}})
+
+    losses = cm.data_losses(records, FAULT_COLUMNS)
+    fencing = cm.fenced(records, FAULT_COLUMNS)
+    return pa.concat_tables(promote_options="permissive", tables=[
+        rows(cm.elections(records, FAULT_COLUMNS), "seq", "elections", None),
+        rows(windows, "start_seq", "offline_windows", None, ("fault", "fault_seq", "fault_source")),
+        rows(losses, "seq", "data_losses", losses["messages"]),
+        rows(fencing, "seq", pc.if_else(pc.equal(fencing["what"], "zombie_write"), "fenced_writes", "stale_rejections"),
+             None),
+    ])
 
 
-def user_faults(records: DataFrame, windows: DataFrame) -> DataFrame:
+def user_faults(records: pa.Table, windows: pa.Table) -> pa.Table:
     """One row per fault a student injected (``source`` user), with what followed it.
     Columns: sk, seq, op, applied, and the counts in ``EFFECTS`` (0 when nothing followed,
     and always 0 for a refused fault: nothing is attributed to it)."""
-    injected = (records.where((F.col("kind") == "fault") & (F.col("source") == "user"))
-                .select("sk", "seq", "op", (F.col("outcome") == "ok").alias("applied")))
-    effects = effect_events(records, windows)
-    sums = (effects.where(F.col("fault_source") == "user")
-            .groupBy("sk", F.col("fault_seq").alias("seq"))
-            .agg(*[F.sum(F.when(F.col("effect") == e, 1).otherwise(0)).alias(e)
-                   for e in EFFECTS if e != "messages_lost"],
-                 F.sum(F.when(F.col("effect") == "data_losses", F.col("messages")).otherwise(0)).alias("messages_lost")))
-    joined = injected.join(sums, ["sk", "seq"], "left")
-    return joined.select("sk", "seq", "op", "applied",
-                         *[F.coalesce(F.col(e), F.lit(0)).cast("long").alias(e) for e in EFFECTS])
+    injected = records.filter((field("kind") == "fault") & (field("source") == "user"))
+    injected = pa.table({"sk": injected["sk"], "seq": injected["seq"], "op": injected["op"],
+                         "applied": pc.equal(injected["outcome"], "ok")})
+    effects = effect_events(records, windows).filter(field("fault_source") == "user")
+    effect = effects["effect"]
+    counts = {e: pc.cast(pc.equal(effect, e), pa.int64()) for e in EFFECTS if e != "messages_lost"}
+    counts["messages_lost"] = pc.if_else(pc.equal(effect, "data_losses"), effects["messages"], 0)
+    per_fault = pa.table({"sk": effects["sk"], "seq": effects["fault_seq"], **counts})
+    sums = per_fault.group_by(["sk", "seq"], use_threads=False).aggregate([(e, "sum") for e in EFFECTS])
+    joined = injected.join(sums.rename_columns({f"{e}_sum": e for e in EFFECTS}), ["sk", "seq"], join_type="left outer")
+    return pa.table({**{c: joined[c] for c in ("sk", "seq", "op", "applied")},
+                     **{e: pc.fill_null(joined[e], 0) for e in EFFECTS}})

@@ -32,29 +32,31 @@ import fcntl
 import hashlib
 import inspect
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
 
-from backend.stats import cluster_metrics, derive, events, lesson_metrics, load, manifest, sandbox_metrics, violations
+from backend.stats import (arrow_ops, cluster_metrics, derive, events, lesson_metrics, load, manifest, sandbox_metrics,
+                           violations)
 from backend.stats.load import HEADER_COLUMNS, KEPT_SCHEMA, PARSE_SCHEMA
 from backend.stats.manifest import Manifest
 from backend.view import cluster_view, controller_rules, invariants, lesson_view, page, partition_rules, rules
 from backend.view import violations as view_violations
 
-TABLE_VERSION = 3
-_CODE = (load, events, derive, cluster_metrics, lesson_metrics, sandbox_metrics, violations, page, invariants, rules,
-         controller_rules, partition_rules, view_violations, cluster_view, lesson_view)
+TABLE_VERSION = 4
+_CODE = (load, events, arrow_ops, derive, cluster_metrics, lesson_metrics, sandbox_metrics, violations, page, invariants,
+         rules, controller_rules, partition_rules, view_violations, cluster_view, lesson_view)
 FORMAT = hashlib.sha256("|".join([str(TABLE_VERSION), PARSE_SCHEMA.json(), KEPT_SCHEMA.json(),
                                   *map(inspect.getsource, _CODE)]).encode()).hexdigest()[:16]
 """Changes with the code whose output the table stores: how lines are read and kept (``load``,
 ``events``), the transforms that derive event tables from them, and the rules' fold
 (``violations``, ``backend/view`` and the cluster fold it reads)."""
+
+NO_DAY = "__HIVE_DEFAULT_PARTITION__"
+"""The ``date`` directory of lines whose log has no valid header (Spark's name for a null)."""
 
 HEADER_FIELDS = tuple("session_student" if c == "student" else c for c in HEADER_COLUMNS)
 """Where a kept first line holds each header column (its ``student`` is the record column)."""
@@ -97,17 +99,24 @@ class Table:
         return (spark.read.schema(KEPT_SCHEMA).parquet(str(self.lines))
                 .where(F.col("batch").isin(batches)).drop("batch"))
 
-    def read_events(self, get_spark: Callable[[], SparkSession], name: str, batches: list[int],
-                    sks: pa.Array) -> pa.Table:
+    def batch_days(self, batch: int, columns: list[str] | None = None, where: pc.Expression | None = None):
+        """The kept lines of one batch, read by the driver with Arrow a day at a time (a session's
+        lines are all in its day): (day, table) pairs, day None for the lines of logs without a
+        valid header; ``columns`` and ``where`` narrow the read. Memory is one day's kept lines,
+        however large the batch."""
+        days = sorted(self.lines.glob(f"date=*/batch={batch}")) if self.lines.is_dir() else []
+        for directory in days:
+            day = directory.parent.name.removeprefix("date=")
+            yield (None if day == NO_DAY else day), pq.read_table(directory, columns=columns, filters=where)
+
+    def read_events(self, name: str, batches: list[int], sks: pa.Array) -> pa.Table:
         """One event table, read by the driver with Arrow (a few hundred thousand rows for a
-        semester: no Spark job): its rows in ``batches`` of the logs whose key is in ``sks``.
-        ``get_spark`` is called only for a table no batch holds (its schema is Spark's)."""
+        semester: no Spark job): its rows in ``batches`` of the logs whose key is in ``sks``."""
         parts = [pq.read_table(path) for b in batches if (path := self.event_batch(name, b)).is_dir()]
-        # Planning the transforms on no rows gives the schema of a table no batch holds (slow: only then).
-        rows = pa.concat_tables(parts, promote_options="permissive") if parts else to_arrow_schema(derive.schemas(get_spark())[name]).empty_table()
+        rows = pa.concat_tables(parts, promote_options="permissive") if parts else derive.SCHEMAS[name].empty_table()
         return rows.filter(pc.is_in(rows["sk"], value_set=sks))
 
-    def event_tables(self, get_spark: Callable[[], SparkSession], rows: Manifest) -> dict[str, pa.Table]:
+    def event_tables(self, rows: Manifest) -> dict[str, pa.Table]:
         """Every event table of the counted logs."""
         sks = rows.sessions()["sk"].combine_chunks()
-        return {name: self.read_events(get_spark, name, rows.live(), sks) for name in derive.NAMES}
+        return {name: self.read_events(name, rows.live(), sks) for name in derive.NAMES}

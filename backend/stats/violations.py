@@ -36,7 +36,9 @@ def violations_of(files, batch: int, sessions: dict[int, list[int]]):
     log with a valid header -> the numbers of its lines set aside."""
     from pyspark.sql import functions as F
 
-    from backend.stats.derive import VIOLATIONS_SCHEMA
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from backend.stats.derive import SCHEMAS
 
     spark = files.sparkSession
     shared = spark.sparkContext.broadcast(sessions)
@@ -48,4 +50,4 @@ def violations_of(files, batch: int, sessions: dict[int, list[int]]):
         return [(row.sk, rule, n) for rule, n in session_violations(row.value, set_aside).items()]
 
     keyed = files.select(F.xxhash64("file", F.lit(batch)).alias("sk"), "value")
-    return spark.createDataFrame(keyed.rdd.flatMap(rows), VIOLATIONS_SCHEMA)
+    return spark.createDataFrame(keyed.rdd.flatMap(rows), from_arrow_schema(SCHEMAS["violations"]))
