@@ -28,7 +28,8 @@ SCREEN = """() => ({
   stop: document.querySelector('#lesson').dataset.stop,
   narration: [...document.querySelectorAll('#lesson .lesson-narration[data-step], #lesson .lesson-captions .caption')]
     .map((e) => ({step: Number(e.dataset.step), text: e.innerText})),
-  captions: [...document.querySelectorAll('#lesson .lesson-captions .caption')].map((e) => e.innerText),
+  captions: [...document.querySelectorAll('#lesson .lesson-captions .caption')]
+    .map((e) => ({step: Number(e.dataset.step), text: e.innerText})),
   revealed: [...document.querySelectorAll('#lesson .lesson-question[data-state="revealed"]')].map((q) => ({
     id: q.dataset.question, result: q.querySelector('.q-result').innerText,
     answer: q.querySelector('.q-revealed').dataset.answer ?? null, misconception: q.querySelector('.q-misconception').innerText})),
@@ -107,9 +108,11 @@ class Student:
             wanted = step.args["text"] if step.op == "say" else step.args.get("note", "")
             assert alnum(wanted) in alnum(shown["text"]), f"{self.lesson.id} step {step.index}: {shown['text']!r}"
             self.played.seen.add(step.index)
-        # Captions of moments gone by say so; the newest does not.
-        assert [c.startswith("Earlier:") for c in screen["captions"]] == \
-            [True] * (len(screen["captions"]) - 1) + [False] * bool(screen["captions"]), screen["captions"]
+        # Captions of moments gone by say so: all before the stop waiting now, or before a later caption.
+        stop = int(screen["stop"]) if screen["stop"] not in (None, "") else -1
+        newest = max([stop, *(c["step"] for c in screen["captions"])])
+        assert [c["text"].startswith("Earlier:") for c in screen["captions"]] == \
+            [c["step"] < newest for c in screen["captions"]], (stop, screen["captions"])
         for question in screen["revealed"]:
             self._check_reveal(question)
 

@@ -101,12 +101,14 @@ export function createLessonView(container, {teaching, api, store, getSource, sw
     lookBack.text(looking ? `◀ Looking back: stop ${(lesson?.stops ?? []).length} as you saw it. The cluster has gone `
       + 'on meanwhile — Continue returns to where the lesson is.' : '').classed('hidden', !looking);
     const lines = role === 'copy' ? [] : lesson?.captions ?? [];
-    // A caption describes its moment ("it wakes in 2 s") and stays until the next stop: all but the
-    // newest say "Earlier:" so a student does not read a moment gone by as now (not colour alone).
-    const earlier = (i) => i < lines.length - 1;
+    // A caption describes its moment ("it wakes in 2 s") and stays until the student passes the
+    // next stop: once something newer was said — a later caption, or the stop now waiting — it says
+    // "Earlier:", so a moment gone by does not read as now (in words, not colour alone).
+    const newest = Math.max(lines.at(-1)?.step ?? -1, lesson?.stop?.step ?? -1);
+    const earlier = (c) => c.step < newest;
     captions.selectAll('p.caption').data(lines, (c) => c.step).join('p')
-      .attr('class', (c, i) => `caption ${c.kind}${earlier(i) ? ' earlier' : ''}`).attr('data-step', (c) => c.step)
-      .html((c, i) => renderMarkdown(`${earlier(i) ? 'Earlier: ' : ''}${c.kind === 'highlight' ? '➜ ' : ''}${c.text ?? ''}`));
+      .attr('class', (c) => `caption ${c.kind}${earlier(c) ? ' earlier' : ''}`).attr('data-step', (c) => c.step)
+      .html((c) => renderMarkdown(`${earlier(c) ? 'Earlier: ' : ''}${c.kind === 'highlight' ? '➜ ' : ''}${c.text ?? ''}`));
     narration.html(renderMarkdown(lesson?.say?.text ?? '')).attr('data-step', lesson?.say?.step ?? null);
     const noted = noteText(lesson);
     note.attr('class', `lesson-note ${lesson?.op ?? ''}`).text(noted).classed('hidden', !noted);
