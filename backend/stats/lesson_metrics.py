@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow.compute import field
 
-from backend.stats.arrow_ops import group_starts, lead, sort, true
+from backend.stats.arrow_ops import group, group_starts, lead, sort, true
 
 LESSON_SUBJECT = r"^lesson:(?<lesson_id>.+)$"
 
@@ -29,9 +29,7 @@ def lesson_ids(records: pa.Table) -> pa.Table:
     header has none. Columns: sk, started_lesson_id."""
     started = _lesson(records, "started")
     ids = pc.struct_field(pc.extract_regex(started["subject"], LESSON_SUBJECT), "lesson_id")  # null: no match
-    rows = pa.table({"sk": started["sk"], "started_lesson_id": ids})
-    out = rows.group_by("sk", use_threads=False).aggregate([("started_lesson_id", "min")])
-    return out.rename_columns({"started_lesson_id_min": "started_lesson_id"})
+    return group(pa.table({"sk": started["sk"], "started_lesson_id": ids}), ["sk"], {"started_lesson_id": "min"})
 
 
 def answers(records: pa.Table) -> pa.Table:
@@ -69,8 +67,7 @@ def _any(rows: pa.Table, keys: list[str], flags: dict[str, pa.Array]) -> pa.Tabl
     table = rows.select(keys)
     for name, flag in flags.items():
         table = table.append_column(name, flag)
-    out = table.group_by(keys, use_threads=False).aggregate([(name, "any") for name in flags])
-    return out.rename_columns({f"{name}_any": name for name in flags}).select([*keys, *flags])
+    return group(table, keys, {name: "any" for name in flags})
 
 
 def lesson_progress(records: pa.Table) -> pa.Table:

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from pyarrow.compute import field
 
 from backend.stats import cluster_metrics as cm
+from backend.stats.arrow_ops import group
 from backend.stats.events import FAULT_COLUMNS, attribute_faults
 
 EFFECTS = ("elections", "offline_windows", "data_losses", "messages_lost", "fenced_writes", "stale_rejections")
@@ -55,7 +56,7 @@ def user_faults(records: pa.Table, windows: pa.Table) -> pa.Table:
     counts = {e: pc.cast(pc.equal(effect, e), pa.int64()) for e in EFFECTS if e != "messages_lost"}
     counts["messages_lost"] = pc.if_else(pc.equal(effect, "data_losses"), effects["messages"], 0)
     per_fault = pa.table({"sk": effects["sk"], "seq": effects["fault_seq"], **counts})
-    sums = per_fault.group_by(["sk", "seq"], use_threads=False).aggregate([(e, "sum") for e in EFFECTS])
-    joined = injected.join(sums.rename_columns({f"{e}_sum": e for e in EFFECTS}), ["sk", "seq"], join_type="left outer")
+    sums = group(per_fault, ["sk", "seq"], {e: "sum" for e in EFFECTS})
+    joined = injected.join(sums, ["sk", "seq"], join_type="left outer")
     return pa.table({**{c: joined[c] for c in ("sk", "seq", "op", "applied")},
                      **{e: pc.fill_null(joined[e], 0) for e in EFFECTS}})
