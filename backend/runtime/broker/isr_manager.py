@@ -79,7 +79,7 @@ class ZkIsrManager:
 
     def tick(self, now: float, config) -> None:
         """Announce the recorded partitions once the propagation interval passed since the last time."""
-        if not self._pending or now - self._last_propagation < config["kclab.isr.change.propagation.interval.ms"]:
+        if now < self.next_due(config):
             return
         partitions, self._pending = sorted(self._pending), set()
         self._last_propagation = now
