@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -197,7 +198,9 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         time.sleep(args.idle_seconds)
         idle_rate = (tree_cpu(server.proc.pid) - c0) / (time.monotonic() - t0)
         room = server.http.post(f"{server.url}api/classes", json={}, headers=INSTRUCTOR).json()
-        server.http.post(f"{server.url}api/classes/{room['id']}/session", json={}, headers=INSTRUCTOR)
+        session = server.http.post(f"{server.url}api/classes/{room['id']}/session", json={}, headers=INSTRUCTOR)
+        if not session.ok:  # e.g. the cap is full: the demo needs a place of its own (--max-sandboxes N+1)
+            raise RuntimeError(f"the class demo did not start: {session.status_code} {session.text[:200]}")
         for sandbox in created:
             joined = server.http.post(f"{server.url}api/classes/join", json={"code": room["code"], "name": "s"},
                                       headers={"X-Forwarded-For": sandbox["address"]}).json()
@@ -233,6 +236,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "server_cpu_pct_of_one_core": round(100 * (c2 - c1) / window, 1),
         "faults_per_s": round(applied / window, 2), "faults": len(faults),
         "faults_refused": sum(1 for f in faults if not f["ok"]),
+        "refusals": dict(Counter(str(f["error"])[:120] for f in faults if not f["ok"]).most_common(5)),
         "fault_records_lost": sum(1 for f in faults if f["ok"] and f["latency_ms"] is None),
         "duplicates": sum(r["duplicates"] for r in results),
         "fault_to_page": latency_stats([f["latency_ms"] for f in faults if f["latency_ms"] is not None]),
@@ -263,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=64)
     parser.add_argument("--client-procs", type=int, default=None, help="default: one per 20 students, at most 5")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-sandboxes", type=int, default=None,
+                        help="the head variants' cap (default: what the machine holds, web/capacity.py)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     args.accept_up_to = max(args.accept_up_to or args.students, args.students)
@@ -278,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
                    "head-2w": (ROOT, ("--workers", "2"))}
         for name in args.variants.split(","):
             source, serve_args = sources[name]
+            if args.max_sandboxes and name.startswith("head"):
+                serve_args = (*serve_args, "--max-sandboxes", str(args.max_sandboxes))
             random.seed(args.seed)
             result = run_variant(name, source, serve_args, zk.hosts, args, Path(tmp))
             log(json.dumps(result))
