@@ -10,8 +10,11 @@ lines are joined element-wise, so the cost is a few vectorised passes per column
 The output is byte for byte ``json.dumps(row, separators=(",", ":"), default=str)`` of each row
 (``tests/stats/test_json_lines.py`` checks it): keys in column order, ``ensure_ascii`` escaping,
 floats as Python's ``repr`` (``1.0``, ``1e-07``, ``NaN``). Strings of printable ASCII — nearly
-all of them — are escaped in Arrow; the few others (accents, control characters), doubles and any
-other type are encoded value by value with ``json.dumps`` itself.
+all of them — are escaped in Arrow, and so are doubles that both write in plain decimal notation
+(Arrow's cast and Python's ``repr`` are both the shortest text that reads back as the same
+double; they differ only in when they switch to an exponent, and in ``123`` for ``123.0``). The
+few other values (accents, control characters, ``1e-07``, ``NaN``) and any other type are encoded
+value by value with ``json.dumps`` itself.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import pyarrow.compute as pc
 
 PRINTABLE_ASCII = r"^[ -~]*$"
 """What ``json.dumps`` (``ensure_ascii``) writes unchanged but for ``"`` and ``\\``."""
+DECIMAL = r"^-?[0-9]+(\.[0-9]+)?$"
+"""A double as Arrow writes it, in the notation ``repr`` also uses from 1e-4 up (below 1e16)."""
 CHUNK_ROWS = 65_536
 """Rows encoded at a time: the text of one chunk in memory, however large the table."""
 
@@ -51,7 +56,9 @@ def encode(column: pa.Array) -> pa.Array:
         text = pc.cast(column, pa.string())
     elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
         text = _strings(column.cast(pa.string()))
-    else:  # doubles (Python's repr, NaN, Infinity) and anything else: as json.dumps writes it
+    elif pa.types.is_float64(kind):
+        text = _doubles(column)
+    else:  # anything else: as json.dumps writes it
         text = _dumps(column)
     return pc.fill_null(text, "null")
 
@@ -59,7 +66,20 @@ def encode(column: pa.Array) -> pa.Array:
 def _strings(column: pa.Array) -> pa.Array:
     escaped = pc.replace_substring(pc.replace_substring(column, "\\", "\\\\"), '"', '\\"')
     text = pc.binary_join_element_wise('"', escaped, '"', "")
-    other = pc.invert(pc.fill_null(pc.match_substring_regex(column, PRINTABLE_ASCII), True))
+    return _others_dumped(text, column, pc.match_substring_regex(column, PRINTABLE_ASCII))
+
+
+def _doubles(column: pa.Array) -> pa.Array:
+    text = pc.cast(column, pa.string())
+    plain = pc.and_(pc.match_substring_regex(text, DECIMAL),
+                    pc.or_(pc.greater_equal(pc.abs(column), 1e-4), pc.equal(column, 0)))
+    text = pc.if_else(pc.match_substring(text, "."), text, pc.binary_join_element_wise(text, ".0", ""))
+    return _others_dumped(text, column, plain)
+
+
+def _others_dumped(text: pa.Array, column: pa.Array, done: pa.Array) -> pa.Array:
+    """``text``, but ``json.dumps`` of the values where ``done`` is false (null: a null value)."""
+    other = pc.invert(pc.fill_null(done, True))
     if pc.any(other).as_py():
         text = pc.replace_with_mask(text, other, _dumps(column.filter(other)))
     return text

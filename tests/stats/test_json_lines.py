@@ -36,7 +36,8 @@ COLUMNS = {
     "i": (pa.int64(), st.integers(-2**63, 2**63 - 1)),
     "n": (pa.int32(), st.integers(-2**31, 2**31 - 1)),
     "d": (pa.float64(), st.floats(allow_nan=True, allow_infinity=True)
-          | st.sampled_from([0.0, -0.0, 1.0, 1e16, 1e-5, 0.1, 1234.5666666666667, 2.5e-07])),
+          | st.sampled_from([0.0, -0.0, 1.0, 123.0, 1e15, 1e16, 1e-4, 1e-5, 0.1, 1234.5666666666667, 2.5e-07, 5e-324])
+          | st.floats(-1e17, 1e17) | st.floats(-1e-3, 1e-3)),
     "b": (pa.bool_(), st.booleans()),
 }
 
