@@ -15,8 +15,10 @@
    summed memory (PSS) of the process and its children, sampled every 0.2 s, and the load
    average before and after: on a shared machine CPU seconds are the steadier measure.
 4. The warm dashboard run (``--warm-runs``, on the largest size): one process keeps a SparkSession,
-   runs the job once (the table is built), then ``--warm-runs`` times adds a class's day of new
-   sessions (``--warm-add`` records) and runs the job again, as the dashboard's Run does.
+   runs the job once (the table is built, or ``--warm-table`` — a copy of a table already
+   ingested from that directory — is brought up to date), then ``--warm-idle`` times with
+   nothing new, then ``--warm-runs`` times adds a class's day of new sessions (``--warm-add``
+   records) and runs the job again, as the dashboard's Run does.
 5. Every Spark run's headline numbers must equal the baseline's on the same input ("same
    numbers"); the warm runs are checked against the baseline over the final directory.
 6. ``--event-log DIR`` writes each Spark run's event log there (``bench/spark_events.py`` reads
@@ -157,13 +159,17 @@ def spark_row(engine: str, run: int, result: dict, summary: dict, expected: dict
             "records": summary["input"]["records"]}
 
 
-def warm_runs(data: Path, work: Path, templates_dir: Path, runs: int, add: int, env: dict) -> list[dict]:
-    """The dashboard's Run on a warm session: one process, the table built once, then ``runs``
-    times a class's day of new sessions and a run. Checked against the baseline at the end."""
+def warm_runs(data: Path, work: Path, templates_dir: Path, runs: int, add: int, env: dict, idle: int = 0,
+              table: Path | None = None) -> list[dict]:
+    """The dashboard's Run on a warm session: one process, the table built once (or copied from
+    ``table``), then ``idle`` runs with nothing new, then ``runs`` times a class's day of new
+    sessions and a run. Checked against the baseline at the end."""
     out = work / "out-warm"
     shutil.rmtree(out.with_name(out.name + "-table"), ignore_errors=True)
+    if table:
+        shutil.copytree(table, out.with_name(out.name + "-table"))
     command = [PYTHON, str(Path(__file__).resolve()), "--warm-worker", str(data), str(out), str(templates_dir),
-               str(runs), str(add)]
+               str(runs), str(add), str(idle)]
     result = measure(command, env)
     rows = [json.loads(line) for line in result["stdout"].splitlines() if line.startswith("{")]
     expected = json.loads(measure([PYTHON, "-m", "backend.stats.baseline", str(data)])["stdout"])
@@ -173,19 +179,21 @@ def warm_runs(data: Path, work: Path, templates_dir: Path, runs: int, add: int, 
     return rows
 
 
-def warm_worker(data: str, out: str, templates_dir: str, runs: int, add: int) -> int:
+def warm_worker(data: str, out: str, templates_dir: str, runs: int, add: int, idle: int) -> int:
     """Runs in its own process (``--warm-worker``): prints one JSON line per run."""
     from backend.stats.job import run_job
     from backend.stats.session import spark_session
     spark = spark_session("local[2]")
     templates = [load_log(p) for p in sorted(Path(templates_dir).glob("*.jsonl"))]
-    for i in range(runs + 1):
-        if i:
-            generate(Path(data), templates, add, seed=100 + i, prefix=f"warm{i}", day=30 + i)
+    for i in range(idle + runs + 1):
+        added = i - idle
+        if added > 0:
+            generate(Path(data), templates, add, seed=100 + added, prefix=f"warm{added}", day=30 + added)
         load = os.getloadavg()[0]
         started, cpu = time.monotonic(), tree_cpu_seconds()
         summary = run_job(data, out, spark=spark, stream=None)
-        print(json.dumps({"engine": "local[2] warm session", "run": i, "seconds": round(time.monotonic() - started, 2),
+        engine = "local[2] warm session" + (", nothing new" if 0 < i <= idle else "")
+        print(json.dumps({"engine": engine, "run": i, "seconds": round(time.monotonic() - started, 2),
                           "cpu_seconds": round(tree_cpu_seconds() - cpu, 1),
                           "load_before": round(load, 1), "load_after": round(os.getloadavg()[0], 1),
                           "read_files": summary["ingest"]["read_files"], "records": summary["input"]["records"],
@@ -228,16 +236,20 @@ def main() -> int:
     parser.add_argument("--masters", default="local[2]")
     parser.add_argument("--warm-runs", type=int, default=5, help="warm dashboard runs on the largest size (0: none)")
     parser.add_argument("--warm-add", type=int, default=200_000, help="records added before each warm run")
+    parser.add_argument("--warm-idle", type=int, default=0, help="warm runs with nothing new, before the additions")
+    parser.add_argument("--warm-table", type=Path,
+                        help="an ingested table of the largest size's directory: the warm process starts from a "
+                             "copy of it instead of building one (its format must be the code's)")
     parser.add_argument("--templates", type=Path, help="replay logs to derive sessions from")
     parser.add_argument("--work", type=Path, help="where generated data goes, kept and reused (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated data")
     parser.add_argument("--event-log", type=Path, help="write every Spark run's event log into this directory")
     parser.add_argument("--json", type=Path, help="write the raw results here")
-    parser.add_argument("--warm-worker", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--warm-worker", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.warm_worker:
-        data, out, templates_dir, runs, add = args.warm_worker
-        return warm_worker(data, out, templates_dir, int(runs), int(add))
+        data, out, templates_dir, runs, add, idle = args.warm_worker
+        return warm_worker(data, out, templates_dir, int(runs), int(add), int(idle))
     sizes = [int(s) for s in args.records.split(",")]
     runs = [int(r) for r in args.runs.split(",")]
     runs += [runs[-1]] * (len(sizes) - len(runs))
@@ -257,8 +269,10 @@ def main() -> int:
         if args.warm_runs:
             warm_data = work / "replays-warm"
             shutil.rmtree(warm_data, ignore_errors=True)
-            shutil.copytree(work / f"replays-{sizes[-1]}", warm_data)
-            rows = warm_runs(warm_data, work, templates_dir, args.warm_runs, args.warm_add, env)
+            # Hard links: the logs are only read, and new ones are added beside them (3 GB at 10M).
+            shutil.copytree(work / f"replays-{sizes[-1]}", warm_data, copy_function=os.link)
+            rows = warm_runs(warm_data, work, templates_dir, args.warm_runs, args.warm_add, env, args.warm_idle,
+                             args.warm_table)
             results.append({"records": rows[-1]["records"], "rows": rows[1:], "build": rows[0]})
             shutil.rmtree(warm_data, ignore_errors=True)
     finally:

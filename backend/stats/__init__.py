@@ -25,6 +25,8 @@ Module map:
 - ``metrics``    which datasets the job writes, aggregated from the event tables
 - ``progress``   StatusTracker polling: stage/task progress on stderr and to a callback
 - ``output``     Parquet + JSON per metric, written aside and swapped in, then ``summary.json``
+- ``json_lines`` an Arrow table as JSON lines, column by column (``json.dumps`` of each row, byte for byte)
+- ``summary``    ``summary.json``: the headline numbers from the datasets' overall rows, sizes, timings
 - ``job``        the job itself and ``main()`` (also usable as ``spark-submit backend/stats/job.py``)
 - ``baseline``   the same headline numbers in plain single-process Python (tests and the benchmark)
 - ``synthetic``  lesson, class and free-play sessions derived from real logs (tests and the benchmark)

@@ -96,7 +96,7 @@ def _compute(spark, replays: str, table, output, progress, stream, timings: dict
     from backend.stats.progress import Progress
     from backend.stats.summary import build_summary
 
-    rows: dict[str, int] = {}
+    datasets: dict = {}
     with Progress(spark().sparkContext if spark.started else None, ["ingest", "load", *DATASETS, "summary"],
                   progress, stream) as prog:
         spark.on_start(lambda session: prog.attach(session.sparkContext))
@@ -111,13 +111,14 @@ def _compute(spark, replays: str, table, output, progress, stream, timings: dict
         for name in DATASETS:
             with prog.phase(name):
                 t = time.monotonic()
-                rows[name] = output.write(name, metrics.build(name))
+                datasets[name] = metrics.build(name)
+                output.write(name, datasets[name])
                 timings[name] = time.monotonic() - t
         with prog.phase("summary"):
             timings["spark_session"] = spark.seconds
             timings["total"] = time.monotonic() - started
             listing = ingested.pop("listing")
-            summary = build_summary(output.staging, replays, listing, manifest.counts(), rows, timings, _spark_facts(spark))
+            summary = build_summary(datasets, replays, listing, manifest.counts(), timings, _spark_facts(spark))
             summary["ingest"] = {**ingested, "table": str(table.root)}
             output.write_summary(summary)
     return summary

@@ -71,7 +71,15 @@ class Metrics:
         return named.select(["sk", "session_id", *DIMS])
 
     def with_dims(self, events: pa.Table) -> pa.Table:
-        return events.join(self.dims, "sk", join_type="inner")
+        """``events`` with their session's dimensions (an inner join on ``sk``, which is unique in
+        ``dims``), in the events' order. Looked up by position rather than with a hash join: on a
+        10M table the 11 joins cost a warm Run ~0.3 CPU-s, the lookups a tenth of it (issue 16)."""
+        at = pc.index_in(events["sk"], value_set=self.dims["sk"])
+        found = pc.is_valid(at)
+        rows, at = events.filter(found), at.filter(found)
+        for name, column in zip(self.dims.column_names[1:], self.dims.drop_columns(["sk"]).take(at).columns):
+            rows = rows.append_column(name, column)
+        return rows
 
     @cached_property
     def failover_events(self) -> pa.Table:

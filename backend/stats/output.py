@@ -46,12 +46,13 @@ class Output:
     def write(self, name: str, table: "pyarrow.Table") -> int:
         """Write one dataset (computed in the driver, ``backend.stats.metrics``) as Parquet and
         JSON lines, and return its row count."""
+        from backend.stats import json_lines
+
         write_arrow(table, self.staging / name)
         directory = self.staging / "json" / name
         directory.mkdir(parents=True, exist_ok=True)
-        with open(directory / "part-00000.json", "w", encoding="utf-8") as f:
-            for row in table.to_pylist():
-                f.write(json.dumps(row, separators=(",", ":"), default=str) + "\n")
+        with open(directory / "part-00000.json", "wb") as f:
+            json_lines.write(table, f)
         return table.num_rows
 
     def write_summary(self, summary: dict) -> None:
