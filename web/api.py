@@ -12,6 +12,7 @@ from werkzeug.exceptions import HTTPException
 from backend.faultscript.limits import MAX_JSON_DEPTH
 from backend.view.metrics import prometheus_text
 from web import service, zk_health
+from web.clients import current_client
 from web.openapi import openapi_document
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -73,7 +74,6 @@ def register_error_handlers(app) -> None:
 
 @bp.post("/sandboxes")
 def create_sandbox():
-    current_app.extensions["kclab"].overload.require()
     sandbox = service.create_sandbox(manager(), body())
     return jsonify({"id": sandbox.id, "token": sandbox.token, **sandbox.describe()}), 201
 
@@ -92,7 +92,7 @@ def delete_sandbox(sandbox_id):
 
 @bp.post("/sandboxes/<sandbox_id>/faults")
 def apply_fault(sandbox_id):
-    current_app.extensions["kclab"].admit_fault()
+    current_app.extensions["kclab"].fault_rate.take(current_client())
     return jsonify(service.apply(manager(), sandbox_id, token(), body()))
 
 

@@ -31,7 +31,6 @@ from web.scaleout import routes
 from web.scaleout.forward import Forwarder
 from web.scaleout.workers import Workers, gone_message
 from web.socket_cap import SocketCap
-from web.overload import BUSY_LAG_S, LagMeter, Overload
 from web.zk_health import ZkHealth
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +55,6 @@ class Kclab:
     classes: ClassRegistry
     zk_health: ZkHealth
     fault_rate: FaultRate
-    overload: Overload
     sockets: SocketCap | None = None
     watching: dict[str, set[str]] = field(default_factory=dict)
     class_watch: dict[str, set[str]] = field(default_factory=dict)
@@ -66,17 +64,10 @@ class Kclab:
     socket_handlers: dict = field(default_factory=dict)
     """The socket events another worker may forward here, by name."""
 
-    def admit_fault(self) -> None:
-        """A student's fault or produce may go on: the worker is not overloaded (else a 503) and
-        this computer has not used up its rate (else a 429)."""
-        self.overload.require()
-        self.fault_rate.take(current_client())
-
     def close(self) -> None:
         """On the way out: stop broadcasting, stop every cluster (so no chroot is left behind in
         ZooKeeper), then end the app's own ZooKeeper session (and with it its claims)."""
         self.broadcaster.stop()
-        self.overload.stop()
         self.classes.close()
         try:
             self.sandboxes.close_all()
@@ -98,7 +89,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         MAX_SANDBOXES_PER_CLIENT=5,        # a client is an address (web/clients.py)
         FAULTS_PER_SECOND=5,               # per client, in bursts of up to FAULT_BURST
         FAULT_BURST=20,
-        SHED_LAG_MS=round(BUSY_LAG_S * 1000),  # students' new work waits while the worker is this late (0: never)
         TRUSTED_PROXIES=0,                 # reverse proxies in front of the app (X-Forwarded-For)
         MAX_SOCKETS=None,                  # open page sockets (kclab serve sets it: web/socket_cap.py)
         SWEEP_EVERY_S=60,                  # look for chroots whose owner is gone (backend/zk/app_session.py)
@@ -135,11 +125,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     classes.notify = teaching_sockets.notifier(socketio)
     broadcaster = Broadcaster(socketio, manager, sweep_every=app.config["SWEEP_EVERY_S"],
                               sweep_grace=app.config["SWEEP_GRACE_S"])
-    shed_lag_s = (app.config["SHED_LAG_MS"] or 0) / 1000
-    overload = Overload(shed_lag_s > 0, LagMeter(busy_s=shed_lag_s, calm_s=shed_lag_s / 4),
-                        sandboxes=lambda: len(manager.all()))
     state = Kclab(manager, socketio, broadcaster, classes, health,
-                  FaultRate(app.config["FAULTS_PER_SECOND"], app.config["FAULT_BURST"]), overload, workers=workers)
+                  FaultRate(app.config["FAULTS_PER_SECOND"], app.config["FAULT_BURST"]), workers=workers)
     app.extensions["kclab"] = state
     security.init_app(app)
     state.sockets = SocketCap(app.wsgi_app, app.config["MAX_SOCKETS"])
@@ -157,7 +144,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.before_request(routes.route_http)
         state.forwarder = Forwarder(workers.start(), app, routes.CALLS).start()
     health.start()
-    overload.start()
     health.wait_connected(10)
     if app.config["START_BROADCASTER"]:
         state.broadcaster.start()

@@ -17,8 +17,7 @@ _ERRORS = {"400": "malformed request, or beyond a bound (the reason says which)"
            "409": "the fault does not apply to the cluster as it is now", "413": "request too large",
            "415": "not JSON and none of the app's headers (a cross-site form is refused)",
            "429": "this client's share is used up: too many sandboxes, or faults too fast (see Retry-After)",
-           "503": "no room for another sandbox, ZooKeeper unreachable, or the server too busy for new work "
-                  "(see Retry-After)"}
+           "503": "no room for another sandbox, or ZooKeeper unreachable (see Retry-After)"}
 
 
 def _responses(ok: str, schema: str | None = None, errors=("400", "403", "404")) -> dict:

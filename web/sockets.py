@@ -13,6 +13,7 @@ from flask_socketio import SocketIO, emit, join_room, leave_room
 from backend.faultscript.limits import MAX_JSON_DEPTH
 from web import service, zk_health
 from web.broadcast import room
+from web.clients import current_client
 from web.scaleout import routes
 
 
@@ -114,7 +115,7 @@ def on_leave(data):
 
 
 def on_fault(data):
-    _state().admit_fault()
+    _state().fault_rate.take(current_client())
     body = {k: v for k, v in data.items() if k not in ("sandbox", "token")}
     return service.apply(_manager(), data.get("sandbox"), data.get("token"), body)
 

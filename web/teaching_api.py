@@ -16,11 +16,6 @@ def classes():
     return current_app.extensions["kclab"].classes
 
 
-def overload():
-    """The worker's load shedding (``web/overload.py``): students' new work waits while it is late."""
-    return current_app.extensions["kclab"].overload
-
-
 def uploads() -> Path:
     return Path(current_app.config["DATA_DIR"]) / "lessons"
 
@@ -49,7 +44,6 @@ def lesson(lesson_id):
 
 @bp.post("/lessons/<path:lesson_id>/walkthrough")
 def walkthrough(lesson_id):
-    overload().require()
     sandbox = teaching.start_walkthrough(manager(), teaching.find_lesson(lesson_id, uploads()), lesson_id)
     return jsonify({"id": sandbox.id, "token": sandbox.token, **sandbox.describe()}), 201
 
@@ -57,8 +51,6 @@ def walkthrough(lesson_id):
 @bp.post("/sandboxes/<sandbox_id>/lesson/<action>")
 def lesson_action(sandbox_id, action):
     data = body() or {}
-    if action != "answer":  # the next step, or a new session: new work for the worker
-        overload().require()
     if action == "continue":
         return jsonify(teaching.press_continue(manager(), sandbox_id, token()))
     if action == "answer":

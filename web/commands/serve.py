@@ -64,9 +64,6 @@ def register(subparsers) -> None:
     parser.add_argument("--redis", metavar="URL", default=os.environ.get("KCLAB_REDIS_URL") or None,
                         help="an existing Redis for the workers' message queue, e.g. redis://redis:6379/0 (default: "
                              "$KCLAB_REDIS_URL, else a redis-server started as the app's child when workers > 1)")
-    parser.add_argument("--shed-lag-ms", type=int, default=None, metavar="MS",
-                        help="refuse students' new faults and sandboxes (503, Retry-After) while the worker's threads "
-                             "wait this long on average for their turn (default 400; 0: never: web/overload.py)")
     parser.add_argument("--trusted-proxies", type=int, default=0, metavar="N",
                         help="reverse proxies in front of the app whose X-Forwarded-For names the client (default 0)")
     parser.add_argument("--data-dir", metavar="DIR", help="replay logs and uploads (default ./var)")
@@ -146,8 +143,6 @@ def _serve(args, hosts: str, zk_control, token: str) -> int:
     config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token,
               "MAX_SOCKETS": args.max_sockets or None, "TRUSTED_PROXIES": args.trusted_proxies,
               "MAX_SANDBOXES": args.max_sandboxes, "REDIS_URL": args.redis}
-    if args.shed_lag_ms is not None:
-        config["SHED_LAG_MS"] = args.shed_lag_ms
     for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST",
                 "MAX_CLASSES", "MAX_STUDENTS_PER_CLASS", "COPY_THREADS"):
         if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
