@@ -14,6 +14,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from backend.stats.violations import decode_lines, session_violations
 from backend.view.page import broken_rules
@@ -22,15 +24,31 @@ from tests.view.breaking import BREAKS, read_records
 TRICKY = ['{"a": 1}', ' {"a":1} ', '{"a":1}\t', '{"n": NaN, "i": Infinity, "m": -Infinity}',
           '{"big": 123456789012345678901234567890, "neg": -98765432109876543210}',
           '{"s": "\\ud800 \\u00e9 é \\n"}', '{"f": 1e400, "g": 2.5e-324, "h": -0.0, "k": 1.0000000000000002}',
-          '{"a": 1, "a": 2}', '[1, {"b": null}, true]', '"text"', '7', '-0']
+          '{"a": 1, "a": 2}', '[1, {"b": null}, true]', '"text"', '7', '-0', ' \t{"a": [[[[1]]]]}\r',
+          '{"d": 1.00000000000000000000000000001, "e": 0.1e-400, "x": 123e-5, "y": 1E5}']
 
 
 def test_each_line_decodes_as_json_loads_decodes_it():
     # repr tells 1 from 1.0, -0.0 from 0.0, a big int from a float, and writes NaN as nan
+    for line in TRICKY:
+        assert repr(decode_lines([line])) == repr([json.loads(line)]), line
     assert repr(decode_lines(TRICKY)) == repr([json.loads(line) for line in TRICKY])
 
 
-@pytest.mark.parametrize("line", ['{"a":1} x', '{"a":1},{"b":2}', '{"a":[1', '', '{"a":"\x01"}'])
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.integers(-2**80, 2**80) | st.text()
+                    | st.floats(allow_nan=False, allow_infinity=False),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON, st.booleans())
+def test_any_json_value_decodes_as_json_loads_decodes_it(value, ascii_only):
+    line = json.dumps(value, ensure_ascii=ascii_only)
+    assert repr(decode_lines([line])) == repr([json.loads(line)])
+
+
+@pytest.mark.parametrize("line", ['{"a":1} x', '{"a":1},{"b":2}', '{"a":[1', '', '{"a":"\x01"}', '\x0c{"a":1}', '01'])
 def test_a_line_that_is_not_one_json_value_fails_as_json_loads_fails(line):
     with pytest.raises(ValueError) as want:
         json.loads(line)
