@@ -40,12 +40,13 @@ def decode_lines(lines: list[str]) -> list:
     of the fold's CPU (issue 16, fifth round: ``json.loads`` ~3 µs a record, the page's fold ~2).
     msgspec reads the same JSON to the same values (big integers stay integers, floats are
     correctly rounded, one value a line: trailing text is an error) and refuses what ``json``
-    alone accepts — ``NaN``, ``Infinity``, ``1e400``, a lone surrogate: then the log's lines go
+    alone accepts — ``NaN``, ``Infinity``, ``1e400``, a lone surrogate (escaped, or in the text
+    itself: not UTF-8, so msgspec cannot read it): then the log's lines go
     through ``json.loads``, so every line gives the same value, or fails the same way, as before
     (``tests/stats/test_fold_rules.py``)."""
     try:
         return [_decode(line) for line in lines]
-    except msgspec.DecodeError:
+    except ValueError:  # msgspec.DecodeError, or the UnicodeEncodeError of a lone surrogate
         return [json.loads(line) for line in lines]
 
 
