@@ -55,7 +55,9 @@ def tree_cpu_seconds(root: int | None = None) -> float:
 def _tree(root: int) -> list[int]:
     """The process and its descendants, less a JVM's transient helpers: to run ``chmod`` (Hadoop's
     local file system does, for every file it writes) the JVM spawns a child that shares its
-    memory until it execs, and counting it would count the JVM twice."""
+    memory until it execs, and counting it would count the JVM twice. Only a JVM's: PySpark's
+    daemon forks its Python workers, which run the executors' Python (the rules' fold) under
+    the daemon's own executable, and must count (until issue 16f they were left out)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -69,7 +71,8 @@ def _tree(root: int) -> list[int]:
         pid = todo.pop()
         out.append(pid)
         parent_exe = _exe(pid)
-        todo.extend(c for c in children.get(pid, []) if _exe(c) != parent_exe)
+        jvm = os.path.basename(parent_exe) == "java"
+        todo.extend(c for c in children.get(pid, []) if not (jvm and _exe(c) == parent_exe))
     return out
 
 

@@ -83,23 +83,23 @@ def _zk(view: dict, r: dict) -> None:
         view["controller_epoch"] = data
         if view["controller"] is not None:
             view["controller"]["epoch"] = data
-    elif _STATE_PATH.match(path) and isinstance(data, dict):
-        topic, partition = _STATE_PATH.match(path).groups()
+    elif (state := _STATE_PATH.match(path)) and isinstance(data, dict):
+        topic, partition = state.groups()
         _partition(view, topic, int(partition)).update(
             leader=data.get("leader"), isr=data.get("isr"), leader_epoch=data.get("leader_epoch"),
             controller_epoch=data.get("controller_epoch"), zk_version=r.get("zk_version"), changed_seq=r["seq"])
-    elif _TOPIC_PATH.match(path):
-        _topic_znode(view, _TOPIC_PATH.match(path).group(1), data)
-    elif _CONFIG_PATH.match(path):
+    elif topic_path := _TOPIC_PATH.match(path):
+        _topic_znode(view, topic_path.group(1), data)
+    elif config_path := _CONFIG_PATH.match(path):
         # Dynamic configs as kafka-configs.sh writes them: /config/topics/T, /config/brokers/<default>.
-        entity_type, name = _CONFIG_PATH.match(path).groups()
+        entity_type, name = config_path.groups()
         config = data.get("config") if isinstance(data, dict) else None
         if isinstance(config, dict):
             view["config"][entity_type][name] = config
         else:
             view["config"][entity_type].pop(name, None)
-    elif _BROKER_PATH.match(path):
-        broker = _broker(view, int(_BROKER_PATH.match(path).group(1)))
+    elif broker_path := _BROKER_PATH.match(path):
+        broker = _broker(view, int(broker_path.group(1)))
         broker["registered"] = data is not None
         if data is not None:
             broker["broker_epoch"] = detail.get("czxid")

@@ -84,16 +84,15 @@ def _zk(c: dict, view: dict, r: dict) -> None:
             ctl.fence(c, r["controller_id"], r, f"its session had expired: its write of {path} never reached ZooKeeper")
         return
     data = detail.get("data") if r.get("to_state") != "deleted" else None
-    state, topic, broker = _STATE_PATH.match(path), _TOPIC_PATH.match(path), _BROKER_PATH.match(path)
     if path == "/controller_epoch":
         ctl.controller_epoch(c, r, data)
-    elif state:
+    elif state := _STATE_PATH.match(path):
         key = f"{state.group(1)}-{state.group(2)}"
         ctl.leader_epoch(c, r, key, data)
         parts.check_partition(c, view, r, key)
-    elif topic:
+    elif topic := _TOPIC_PATH.match(path):
         parts.check_topic(c, view, r, topic.group(1))
-    elif broker:
+    elif broker := _BROKER_PATH.match(path):
         parts.liveness(c, view, r, int(broker.group(1)), data is not None)
 
 
