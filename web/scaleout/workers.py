@@ -17,6 +17,7 @@ import os
 import secrets
 import socket
 import threading
+from pathlib import Path
 from typing import Callable
 
 import redis
@@ -54,6 +55,17 @@ if client ~= '' and tonumber(redis.call('HINCRBY', KEYS[2], client, -1)) <= 0 th
 end
 return 1
 """
+
+
+def runs_here(worker: str) -> bool:
+    """Whether ``worker`` (``host-pid-tag``, as :class:`Workers` names itself) is a live process
+    of this machine. A killed worker is reaped by gunicorn at once; a zombie counts as gone."""
+    try:
+        host, pid, _ = worker.rsplit("-", 2)
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+    except (ValueError, OSError):
+        return False
+    return host == socket.gethostname() and stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
 
 def gone_message(worker: str) -> str:
@@ -105,7 +117,12 @@ class Workers:
                 log.warning("Redis did not answer this worker's heartbeat; trying again", exc_info=True)
 
     def alive(self, worker: str) -> bool:
-        return worker == self.id or bool(self.redis.exists(K + "alive:" + worker))
+        """Its heartbeat is fresh, or it is a process of this machine that still runs: a worker
+        starved of the CPU for ``DEAD_AFTER_S`` is slow, not dead (measured: 200 active students
+        on two workers of a 2-core machine), and burying it would free the places of sandboxes
+        that still run and tell their pages they are gone. A worker on another machine has only
+        its heartbeat to go by."""
+        return worker == self.id or bool(self.redis.exists(K + "alive:" + worker)) or runs_here(worker)
 
     def bury_dead(self) -> list[str]:
         """Workers whose heartbeat stopped: free their places, tell their sandboxes' pages."""
