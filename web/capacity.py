@@ -19,15 +19,16 @@ replay writer), its chroot's znodes, sessions and watches in ZooKeeper, and a ma
 records a busy sandbox keeps in memory — rounded up, because running out of memory fails every
 sandbox at once while a refusal fails only one request."""
 SANDBOXES_PER_CORE = 50
-"""CPU budget: an idle sandbox measured 0.2 % of a core and a fault 34 ms, so a sandbox whose
-student acts every 10 s costs about 0.55 % of a core — 100 of them would keep a core half busy
-on paper. But each default sandbox runs ~26 threads, and 200 of them in one process (5,200
-threads) did not fit this 2-core machine: creating them drove its load average to 339 and left
-requests unanswered for 120 s (docs/performance.md, "A classroom on one machine"), while 41 ran
-with a fault p99 under 100 ms. 50 per core is the budget until cheaper sandboxes (issue 14's
-item 1) are measured to hold more."""
+"""CPU budget: an idle sandbox costs 0.1–0.15 % of a core and a fault 38–49 ms through the whole
+server, so 100 sandboxes whose students act every 10 s keep one worker about half busy, and the
+40-student runs held a p99 of 100 ms at 24 faults a second (docs/performance.md, issue 14). 200
+default sandboxes fit this 2-core machine while idle (27–30 % of a core), but 200 *active*
+students saturated its one worker: a third of their faults were refused when ZooKeeper sessions
+dropped, and the p99 was seconds (the fourth round there). So 50 per core is the budget: what a
+class that uses its sandboxes holds, not what idle ones do."""
 RESERVED_MB = 1024
-"""The app's own share: ZooKeeper's JVM (512 MB heap), the interpreter and its libraries."""
+"""The app's own share: ZooKeeper's JVM (a 128 MB heap embedded, 512 MB in the compose file), the
+interpreter and its libraries."""
 MIN_CAP = 4
 
 
