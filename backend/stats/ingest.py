@@ -85,15 +85,16 @@ def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch
     After Spark's parse and write, the kept lines are small and the driver takes over with Arrow:
     the entries and the lines set aside, then — while the rules' fold runs on the executors,
     which needs the latter — the event tables, a day at a time (``backend.stats.derive``)."""
-    kept = kept_lines(parse_lines(read_files(spark, paths), batch))
+    files = read_files(spark, paths)  # listed once: read by the parse, and again by the fold
+    kept = kept_lines(parse_lines(files, batch))
     # As many writers as cores: each writes one file per day, not one per day per input split.
     _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
     entries, set_aside = _entries(table, batch)
-    sessions = [(e["sk"], e["file"], set_aside.get(e["sk"], [])) for e in entries.values() if e["header_ok"]]
+    sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
     with ThreadPoolExecutor(1, thread_name_prefix="kclab-derive") as pool:
         derived = pool.submit(_derive, table, batch)
         # The fold runs in Python on the executors meanwhile (Arrow's compute releases the GIL).
-        write_parquet(violations.violations_of(spark, sessions),
+        write_parquet(violations.violations_of(files, batch, sessions),
                       table.event_batch("violations", batch))
         for name, rows in derived.result().items():
             write_arrow(rows, table.event_batch(name, batch))

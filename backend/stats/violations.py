@@ -4,12 +4,11 @@ The rules are the invariant panel's (``backend/view``): a fold over every record
 that no DataFrame expression could restate without a second, drifting definition. So this one
 table is computed in Python, on the executors, once per log: when the log is ingested
 (``backend.stats.ingest`` stores the rows in the table beside the log's lines). The fold needs
-the session's records in seq order, so each task reads its logs whole, itself (``read_text``);
-which of their lines are records was already decided by Spark's parse (``backend.stats.load``),
-and only the numbers of the lines it set aside come along, so the two can never disagree and the
-Python side only decodes JSON (no second check of every field). The executors therefore need
-this package and its Python (``PYSPARK_PYTHON``; the compose file's worker runs the app's image)
-and the replay directory at the driver's path (the compose file's shared volume).
+the session's records in seq order, so each file is read whole (``read_files``); which of its
+lines are records was already decided by Spark's parse (``backend.stats.load``), and only the
+numbers of the lines it set aside come along, so the two can never disagree and the Python side
+only decodes JSON (no second check of every field). The executors therefore need this package
+and its Python (``PYSPARK_PYTHON``; the compose file's worker runs the app's image).
 Rows: one per session and broken rule — ``sk``, ``rule``, ``violations``.
 """
 
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import json
 from operator import itemgetter
-from pathlib import Path
 
 import msgspec
 
@@ -52,33 +50,24 @@ def decode_lines(lines: list[str]) -> list:
         return [json.loads(line) for line in lines]
 
 
-def violations_of(spark, sessions: list[tuple[int, str, list[int]]]):
-    """The ``violations`` rows (sk, rule, violations) of ``sessions``: for each log with a valid
-    header, its key (``sk``, as ``backend.stats.load.parse_lines`` keys it), its file as Spark
-    names it, and the numbers of its lines set aside. Each task reads its logs itself: handing
-    every file's whole text from Spark's reader to Python was most of this job's CPU (issue 16)."""
+def violations_of(files, batch: int, sessions: dict[int, list[int]]):
+    """``files`` (``backend.stats.load.read_files``) -> sk, rule, violations. ``sessions``: the
+    key (``sk``, as ``backend.stats.load.parse_lines`` keys the files read in ``batch``) of each
+    log with a valid header -> the numbers of its lines set aside."""
+    from pyspark.sql import functions as F
+
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from backend.stats.derive import SCHEMAS
 
-    def rows(session):
-        sk, file, set_aside = session
-        return [(sk, rule, n) for rule, n in session_violations(read_text(file), set_aside).items()]
+    spark = files.sparkSession
+    shared = spark.sparkContext.broadcast(sessions)
 
-    context = spark.sparkContext
-    slices = max(1, min(len(sessions), 4 * context.defaultParallelism))
-    return spark.createDataFrame(context.parallelize(sessions, slices).flatMap(rows),
-                                 from_arrow_schema(SCHEMAS["violations"]))
+    def rows(row):
+        set_aside = shared.value.get(row.sk)
+        if set_aside is None:
+            return []
+        return [(row.sk, rule, n) for rule, n in session_violations(row.value, set_aside).items()]
 
-
-def read_text(file: str) -> str:
-    """A log's text as Spark's text reader gives it to Python: UTF-8 with malformed bytes replaced,
-    line ends as written. ``file`` is Spark's name for it (``file:/dir/name.jsonl``, escaped as a
-    URI when it needs to be); a cluster's executors see the replay directory at the same path."""
-    from urllib.parse import unquote, urlparse
-
-    path = Path(unquote(urlparse(file).path))
-    if not path.exists():  # a name with a literal "%" that was not escaped
-        path = Path(file.removeprefix("file:"))
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        return f.read()
+    keyed = files.select(F.xxhash64("file", F.lit(batch)).alias("sk"), "value")
+    return spark.createDataFrame(keyed.rdd.flatMap(rows), from_arrow_schema(SCHEMAS["violations"]))

@@ -103,29 +103,3 @@ def test_a_table_written_by_other_rules_is_rebuilt(spark, replays, tmp_path, mon
 def test_the_manifest_names_the_header_columns_the_parse_keeps():
     from backend.stats import load, manifest
     assert manifest.HEADER_COLUMNS == load.HEADER_COLUMNS
-
-
-def test_the_fold_opens_each_log_by_the_name_spark_gives_it(spark, tmp_path, protocol_logs):
-    """Each task of the rules' fold reads its logs itself, by Spark's name for each file: a URI,
-    escaped where the name needs it (a space, a "%", an accent). Every log here breaks a rule, so
-    a log not found, or read as another, changes the counts."""
-    from urllib.parse import unquote
-
-    from backend.stats.load import read_files
-    from backend.stats.violations import session_violations, violations_of
-    from tests.view.breaking import BREAKS, read_records
-    from tests.view.breaking import write_log as write_broken
-
-    want = {}
-    for name, stem in (("two_controllers", "a log with spaces"), ("leader_outside_isr", "100% sûr"),
-                       ("epoch_goes_down", "plain")):
-        log_name, mutate, rule = BREAKS[name]
-        path = write_broken(tmp_path / f"{stem}.jsonl", mutate(read_records(protocol_logs[log_name])),
-                            protocol_logs[log_name])
-        want[path.name] = session_violations(path.read_text(), [])
-        assert want[path.name].get(rule, 0) >= 1
-    files = [row.file for row in read_files(spark, str(tmp_path)).select("file").collect()]
-    got: dict[int, dict] = {}
-    for row in violations_of(spark, [(sk, file, []) for sk, file in enumerate(files)]).collect():
-        got.setdefault(row.sk, {})[row.rule] = row.violations
-    assert {unquote(files[sk].rsplit("/", 1)[-1]): rules for sk, rules in got.items()} == want
