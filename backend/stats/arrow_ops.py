@@ -37,6 +37,13 @@ def group_starts(table: pa.Table, keys: list[str]) -> pa.Array:
     return pa.concat_arrays([pa.array([True]), differs])
 
 
+def partitioned(table: pa.Table, keys: list[str], order_by: str = "seq") -> tuple[pa.Table, pa.Array]:
+    """Spark's ``Window.partitionBy(keys).orderBy(order_by)`` for the steps below: ``table``
+    sorted by ``keys`` then ``order_by``, and the ``group_starts`` of ``keys``."""
+    table = sort(table, [*keys, order_by])
+    return table, group_starts(table, keys)
+
+
 def row_index(n: int) -> pa.Array:
     """0, 1, … n-1."""
     return pa.array(range(n), pa.int64())

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow.compute import field
 
-from backend.stats.arrow_ops import group_starts, lag, row_number, sort, true, when
+from backend.stats.arrow_ops import lag, partitioned, row_number, true, when
 from backend.stats.events import STATE_ZNODE, attribute_faults
 from backend.stats.schema import ZOMBIE_WRITE_OUTCOMES
 
@@ -21,8 +21,8 @@ OFF, ON, GONE = "off", "on", "gone"
 
 
 def _numbered(rows: pa.Table, name: str, offset: int) -> pa.Table:
-    rows = sort(rows, ["sk", "seq"])
-    return rows.append_column(name, pc.subtract(row_number(group_starts(rows, ["sk"])), offset))
+    rows, starts = partitioned(rows, ["sk"])
+    return rows.append_column(name, pc.subtract(row_number(starts), offset))
 
 
 def failovers(records: pa.Table) -> pa.Table:
@@ -86,9 +86,9 @@ def offline_windows(records: pa.Table) -> pa.Table:
     fault_seq, fault_source (see ``backend.stats.events.attribute_faults``)."""
     records = attribute_faults(records)
     keys = ["sk", "topic", "partition"]
-    signals = sort(offline_signals(records, ("fault_op", "fault_seq", "fault_source")), [*keys, "seq"])
+    signals, per_partition = partitioned(offline_signals(records, ("fault_op", "fault_seq", "fault_source")), keys)
     is_off = pc.equal(signals["state"], OFF)
-    prev_off = true(lag(is_off, group_starts(signals, keys)))
+    prev_off = true(lag(is_off, per_partition))
     starts, ends = pc.and_(is_off, pc.invert(prev_off)), pc.and_(pc.invert(is_off), prev_off)
     # Numbered across all partitions: an end's number is its own partition's last start's
     # (an end follows an "off", which follows that window's start), so the number alone pairs them.

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from backend.stats.arrow_ops import group_starts, last_valid, row_index, sort, true
+from backend.stats.arrow_ops import last_valid, partitioned, row_index, true
 
 STATE_ZNODE = r"^znode:/brokers/topics/(?<topic>[^/]+)/partitions/(?<partition>\d+)/state$"
 """A partition's state znode (named groups: Java's and Arrow's RE2 both read them)."""
@@ -50,8 +50,7 @@ def attribute_faults(records: pa.Table) -> pa.Table:
     each record in its session. Already attributed records are returned as they are."""
     if "fault_op" in records.column_names:
         return records
-    records = sort(records, ["sk", "seq"])
-    starts = group_starts(records, ["sk"])
+    records, starts = partitioned(records, ["sk"])
     is_fault = true(pc.and_kleene(pc.equal(records["kind"], "fault"), pc.equal(records["outcome"], "ok")))
     # The row of the last applied fault so far in the session, then its columns.
     fault = last_valid(pc.if_else(is_fault, row_index(records.num_rows), pa.scalar(None, pa.int64())), starts)

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow.compute import field
 
-from backend.stats.arrow_ops import group, group_starts, lead, sort, true
+from backend.stats.arrow_ops import group, lead, partitioned, true
 
 LESSON_SUBJECT = r"^lesson:(?<lesson_id>.+)$"
 
@@ -51,8 +51,7 @@ def step_durations(records: pa.Table) -> pa.Table:
     """Time per lesson step: each ``step_started`` to the next record of the same step if that is
     its ``step_finished`` (a step that failed or was stopped has no duration and is left out).
     Columns: sk, step, op, started_seq, duration_ms."""
-    steps = sort(_lesson(records, "step_started", "step_finished"), ["sk", "step", "seq"])
-    starts = group_starts(steps, ["sk", "step"])
+    steps, starts = partitioned(_lesson(records, "step_started", "step_finished"), ["sk", "step"])
     paired = true(pc.and_kleene(pc.equal(steps["to_state"], "step_started"),
                                 pc.equal(lead(steps["to_state"], starts), "step_finished")))
     duration = pc.subtract(lead(steps["ts_ms"], starts), steps["ts_ms"].combine_chunks())
