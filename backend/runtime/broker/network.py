@@ -54,6 +54,9 @@ class CableLoop:
         self._selector = selectors.DefaultSelector()
         self._lock = threading.Lock()
         self._pending: list[Callable[[], None]] = []
+        self._watched: dict[socket.socket, tuple[int, object]] = {}
+        """Each watched socket's events and handler: asking the selector instead raises, and
+        formats, a KeyError for every socket it does not hold (py-spy saw ``socket.__repr__``)."""
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)  # a full pair means the loop is already woken
@@ -74,21 +77,24 @@ class CableLoop:
         (none: not watched for now)."""
         if sock.fileno() < 0:
             return
-        registered = sock in self._selector.get_map()
+        now = self._watched.get(sock)
+        if now == (events, handler):
+            return  # already so: no system call
         if not events:
-            if registered:
+            if now is not None:
                 self._selector.unregister(sock)
-        elif registered:
-            self._selector.modify(sock, events, handler)
-        else:
+                del self._watched[sock]
+            return
+        if now is None:
             self._selector.register(sock, events, handler)
+        else:
+            self._selector.modify(sock, events, handler)
+        self._watched[sock] = (events, handler)
 
     def forget(self, sock: socket.socket) -> None:
         """On the loop's thread: stop watching ``sock`` and close it."""
-        try:
+        if self._watched.pop(sock, None) is not None:
             self._selector.unregister(sock)
-        except (KeyError, ValueError):
-            pass
         sock.close()
 
     def _loop(self) -> None:
@@ -167,7 +173,7 @@ class PausableProxy:
     def _accept(self, listener: socket.socket, ready: int) -> None:
         try:
             client, _ = listener.accept()
-        except (BlockingIOError, OSError):
+        except OSError:  # BlockingIOError included: another wake-up took it
             return
         client.setblocking(False)
         if self._paused:
