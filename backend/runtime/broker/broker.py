@@ -275,6 +275,7 @@ class SimulatedBroker:
         self.status = "running"
         self._emit("resumed", f"Broker {self.id} woke up and carries on where it stopped, with what it believed then.")
         self.gate.set()
+        self.data.wake()  # its replica thread's round waits for this (it has no thread of its own to block)
 
     # -- ZooKeeper session events (kazoo's thread: only put events) ---------------------------------
     def _on_session_state(self, state: SessionState) -> None:

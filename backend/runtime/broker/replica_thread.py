@@ -16,6 +16,11 @@ besides at the deadline ``lead`` names — Kafka's ISR-shrink check every
 ``replica.lag.time.max.ms / 2``, a waiting produce's time-out, an AlterIsr retry — or when
 something it waits for happens (an AlterIsr answer, a LeaderAndIsr, a follower's fetch that may
 take it back into the ISR: each calls :meth:`wake`).
+
+Kafka's replica thread is a thread; the lab's is a task of the process's ``ReplicaScheduler``
+(``replica_scheduler.py``), which runs each broker's rounds when they fall due, so an idle broker
+costs no thread of its own. Its rounds never overlap. A frozen broker's (``gate`` cleared) round
+waits for its resume, which wakes it.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import threading
 import time
 from typing import Callable
 
+from backend.runtime.broker.replica_scheduler import EARLY_S, ReplicaScheduler
 from backend.runtime.lab_clock import LabClock
 
 MIN_WAIT_S = 0.01
@@ -45,7 +51,7 @@ class ReplicaThread:
         """``fetch(now)`` fetches from every leader, True when an answer had data; ``lead(now)``
         does the leader-side work and returns when (lab ms) it must run again at the latest;
         ``gate`` is the broker's pause; ``may_run()`` whether the broker runs."""
-        self._name = name
+        self.name = name
         self._clock = clock
         self._fetch = fetch
         self._lead = lead
@@ -53,55 +59,93 @@ class ReplicaThread:
         self._may_run = may_run
         self._gate = gate
         self._on_error = on_error
-        self._wake = threading.Event()
+        self._scheduler = ReplicaScheduler.shared()
+        # What follows is the scheduler's to read and write under its lock (``run_round`` aside):
+        self.ticket: int | None = None
+        self.due = 0.0
+        self._started = False
+        self._generation = 0
+        """Each start and stop moves it on: a round of an earlier start is not scheduled again."""
+        self._in_round = False
+        self._woken = False
+        """Something happened that the leader side must see (``wake``) since the last round began."""
         self._fetch_due = False
         """An append asked for a fetch that has not started yet."""
-        self._stopped = threading.Event()
-        """The running thread's own: a thread that a restart outlived still ends."""
+        # Monotonic seconds, the round's own: the next fetch, the leader side's deadline, the last fetch.
+        self._fetch_at = self._lead_at = self._fetched_at = 0.0
         self.fetch_rounds = 0
         """How many times this broker fetched from its leaders (what tests and benches count)."""
 
     def start(self) -> None:
-        self._stopped = threading.Event()
-        threading.Thread(target=self._run, args=(self._stopped,), name=self._name, daemon=True).start()
+        self._scheduler = ReplicaScheduler.shared()  # a forked worker has its own
+        with self._scheduler.lock:
+            if not self._started:
+                self._scheduler.task_started()
+            self._started, self._generation = True, self._generation + 1
+            self._fetch_at = self._lead_at = self._fetched_at = 0.0
+            self._scheduler.schedule(self, time.monotonic())
 
     def stop(self) -> None:
-        self._stopped.set()
-        self._wake.set()
+        with self._scheduler.lock:
+            if self._started:
+                self._scheduler.task_stopped()
+            self._started, self._generation, self.ticket = False, self._generation + 1, None
 
     def wake(self, fetch: bool = False) -> None:
         """Run the leader side now (it has news); with ``fetch``, a leader this broker follows
         appended: fetch too, at most ``APPEND_GAP_S`` after the last fetch. While such a fetch is
         due anyway, another append does not wake the thread again."""
-        if fetch:
-            if self._fetch_due:
-                return
-            self._fetch_due = True
-        self._wake.set()
-
-    def _run(self, stopped: threading.Event) -> None:
-        fetch_at = lead_at = fetched_at = 0.0  # monotonic seconds: the next fetch, the leader side's deadline
-        while not stopped.is_set():
-            if self._wake.wait(max(0.0, min(fetch_at, lead_at) - time.monotonic())):
-                self._wake.clear()
-                lead_at = 0.0
+        with self._scheduler.lock:
+            if fetch:
                 if self._fetch_due:
-                    fetch_at = min(fetch_at, fetched_at + APPEND_GAP_S)
-            self._gate.wait()
-            if stopped.is_set():
+                    return
+                self._fetch_due = True
+            self._woken = True
+            if self._started and not self._in_round:
+                self._scheduler.schedule(self, time.monotonic())
+
+    def run_round(self) -> None:
+        """One round, on one of the scheduler's runners: fetch if that is due, then the leader
+        side; then the next round is scheduled for whichever of the two falls due first."""
+        with self._scheduler.lock:
+            if self._in_round or not self._started:  # a restart's first round while an old one runs
+                self._woken = self._woken or self._started
                 return
-            if not self._may_run():
-                fetch_at = lead_at = time.monotonic() + self._wait_max_ms() / 1000
-                continue
-            try:
-                now = self._clock.now_ms()
-                if time.monotonic() >= fetch_at:
-                    self.fetch_rounds += 1
-                    self._fetch_due = False  # before the fetch reads: a later append wakes it again
-                    more = self._fetch(now)
-                    fetched_at = time.monotonic()
-                    fetch_at = time.monotonic() + (0.0 if more else max(MIN_WAIT_S, self._wait_max_ms() / 1000))
-                lead_at = time.monotonic() + max(MIN_WAIT_S, (self._lead(now) - now) / 1000)
-            except Exception as exc:  # noqa: BLE001 - a lost session must not kill the thread
-                fetch_at = lead_at = time.monotonic() + max(MIN_WAIT_S, self._wait_max_ms() / 1000)
-                self._on_error(exc)
+            self._in_round, generation = True, self._generation
+            if self._woken:
+                self._woken, self._lead_at = False, 0.0
+                if self._fetch_due:
+                    self._fetch_at = min(self._fetch_at, self._fetched_at + APPEND_GAP_S)
+            fetch_now = self._fetch_at <= time.monotonic() + EARLY_S
+            if fetch_now:
+                self._fetch_due = False  # before the fetch reads: a later append wakes it again
+        due = self._round(fetch_now) if self._gate.is_set() else None  # frozen: its resume wakes it
+        with self._scheduler.lock:
+            self._in_round = False
+            if not self._started:
+                return
+            if generation != self._generation:  # restarted meanwhile: the new start's first round, at once
+                self._fetch_at = self._lead_at = self._fetched_at = 0.0
+                due = time.monotonic()
+            elif self._woken:
+                due = time.monotonic()
+            if due is not None:
+                self._scheduler.schedule(self, due)
+
+    def _round(self, fetch_now: bool) -> float:
+        """Returns when (monotonic s) the next round is due."""
+        if not self._may_run():
+            self._fetch_at = self._lead_at = time.monotonic() + self._wait_max_ms() / 1000
+            return self._fetch_at
+        try:
+            now = self._clock.now_ms()
+            if fetch_now:
+                self.fetch_rounds += 1
+                more = self._fetch(now)
+                self._fetched_at = time.monotonic()
+                self._fetch_at = self._fetched_at + (0.0 if more else max(MIN_WAIT_S, self._wait_max_ms() / 1000))
+            self._lead_at = time.monotonic() + max(MIN_WAIT_S, (self._lead(now) - now) / 1000)
+        except Exception as exc:  # noqa: BLE001 - a lost session must not end the broker's rounds
+            self._fetch_at = self._lead_at = time.monotonic() + max(MIN_WAIT_S, self._wait_max_ms() / 1000)
+            self._on_error(exc)
+        return min(self._fetch_at, self._lead_at)
