@@ -38,10 +38,6 @@ def _open_gate():
     return gate
 
 
-def _runners():
-    return [t for t in threading.enumerate() if t.name.startswith("replica-rounds-")]
-
-
 def test_a_blocked_round_holds_up_no_other_broker(scheduler):
     release = threading.Event()
     blocked = _task(lambda now: release.wait(30) and False)
@@ -56,7 +52,7 @@ def test_a_blocked_round_holds_up_no_other_broker(scheduler):
         release.set()
         poll_until(lambda: blocked.fetch_rounds >= 3, 10, "the blocked broker to go on once released")
         # the extra runner ends once both keep up: an idle process keeps one
-        poll_until(lambda: len(_runners()) == 1, 10, "the extra runner to end")
+        poll_until(lambda: scheduler.runners == 1, 10, "the extra runner to end")
     finally:
         release.set()
         blocked.stop()
@@ -127,7 +123,7 @@ def test_a_restart_during_a_round_waits_for_it_then_starts_afresh(scheduler):
         task.start()  # its first round is due now, while the old round still runs
         # the runner is stuck in the old round: the watchdog starts another, which finds the
         # restarted broker due but still in a round, and leaves it to the old round's end
-        poll_until(lambda: len(_runners()) >= 2 and task.ticket is None, 10, "a second runner to try the round")
+        poll_until(lambda: scheduler.runners >= 2 and task.ticket is None, 10, "a second runner to try the round")
         assert task.fetch_rounds == 1
         release.set()
         poll_until(lambda: task.fetch_rounds == 2, 10, "the restarted broker's first fetch")

@@ -74,6 +74,11 @@ class ReplicaScheduler:
         self._watchdog = threading.Condition(self.lock)
         self._watching = False
 
+    @property
+    def runners(self) -> int:
+        """Threads running rounds now (one while nothing is blocked)."""
+        return self._runners
+
     # -- the timetable (every method here is called with ``lock`` held) -------------------------------
     def schedule(self, task: Rounds, due: float) -> None:
         """Run ``task`` at ``due`` (monotonic s), or earlier if it is already due earlier."""
