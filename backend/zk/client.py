@@ -43,8 +43,11 @@ class KafkaZkClient:
 
     # -- broker registration (§1.1) -------------------------------------------------------------
     def create_top_level_paths(self) -> None:
+        """Bounded like every other call here: kazoo keeps a request made while its connection is
+        being re-established until it is, and a broker's start (a student's request) must not
+        wait for ever on a ZooKeeper that does not take the connection back."""
         for path in paths.PERSISTENT_PATHS:
-            self.zk.ensure_path(path)
+            self.zk.ensure_path_async(path).get(timeout=TIMEOUT_S)
 
     def register_broker(self, broker_id: int, host: str = "localhost", port: int = 9092, version: int = 5) -> int:
         """Create ``/brokers/ids/<id>`` (ephemeral) and return its czxid: the broker epoch.
@@ -52,10 +55,10 @@ class KafkaZkClient:
         path = paths.broker_path(broker_id)
         data = codec.encode_broker(host, port, version=version)
         try:
-            _, stat = self.zk.create(path, data, ephemeral=True, include_data=True)
+            _, stat = self.zk.create_async(path, data, ephemeral=True, include_data=True).get(timeout=TIMEOUT_S)
             return stat.czxid
         except NodeExistsError:
-            _, stat = self.zk.get(path)
+            _, stat = self.zk.get_async(path).get(timeout=TIMEOUT_S)
             if stat.ephemeralOwner == self.zk.client_id[0]:
                 return stat.czxid  # our own registration survived (a retried create)
             raise NodeExistsException(f"{path} already exists, owned by session {hex(stat.ephemeralOwner)}, "

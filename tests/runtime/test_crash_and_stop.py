@@ -8,11 +8,14 @@ removes them at once; a restart before the old session expired fails as Kafka 2.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from backend.runtime.faults import apply_fault
 from backend.runtime.polling import poll_until as wait_until
+from backend.zk import client as zk_client_module
 from backend.zk import paths
+from backend.zk.client import KafkaZkClient
 
 TIMEOUT_MS = 2000  # long enough to look before the expiry on a loaded machine, short for the suite
 
@@ -74,3 +77,43 @@ def test_a_restart_before_the_expiry_fails_as_kafka_does_and_succeeds_after(star
     _, fresh = zk_client.get(paths.broker_path(1))
     assert fresh.ephemeralOwner != registration.ephemeralOwner
     wait_until(lambda: cluster.inspect()["brokers"][1] == "alive", 10, "broker 1 to be alive again")
+
+
+def test_a_start_that_zookeeper_does_not_answer_gives_up_and_leaves_the_broker_down(start_cluster, zk_client,
+                                                                                      monkeypatch):
+    """kazoo keeps a request made while it re-establishes its connection until it has; a start
+    (a student's request, a forwarded one's thread) must not wait for ever on it. Here the new
+    session's cable goes silent right after it connected."""
+    cluster, recorder = start_cluster(brokers=(0, 1), config={"zookeeper.session.timeout.ms": TIMEOUT_MS})
+    assert apply_fault(cluster, "stop_broker", {"broker": 1}).ok
+    broker = cluster.brokers[1]
+    monkeypatch.setattr(zk_client_module, "TIMEOUT_S", 1.0)
+    create = KafkaZkClient.create_top_level_paths
+
+    def silenced_then_create(self):
+        broker.network.pause()  # ZooKeeper hears nothing more from this session
+        wait_until(lambda: self.zk.state != "CONNECTED", 10, "kazoo to notice its connection is gone")
+        return create(self)  # kazoo keeps these requests until it is connected again, which it never is
+
+    monkeypatch.setattr(KafkaZkClient, "create_top_level_paths", silenced_then_create)
+    outcome = {}
+
+    def start():
+        try:
+            broker.start()
+        except Exception as exc:  # noqa: BLE001 - what the start raised is the test's subject
+            outcome["error"] = exc
+
+    starting = threading.Thread(target=start, daemon=True)
+    starting.start()
+    starting.join(30)
+    assert not starting.is_alive(), "the start still waits for ZooKeeper"
+    assert type(outcome.get("error")).__name__ == "KazooTimeoutError"
+    assert broker.status == "stopped"
+    [failed] = recorder.of("broker", broker_id=1, to_state="start_failed")
+    assert failed.outcome == "error" and failed.detail["error"] == "KazooTimeoutError"
+    assert "ZooKeeper did not answer" in failed.note
+    assert zk_client.exists(paths.broker_path(1)) is None
+    monkeypatch.undo()
+    assert apply_fault(cluster, "start_broker", {"broker": 1}).ok  # the next start, with ZooKeeper answering, works
+    assert zk_client.exists(paths.broker_path(1)) is not None

@@ -27,7 +27,11 @@ log = logging.getLogger(__name__)
 
 DEADLINE_S = 30.0
 """How long a forwarded request waits for its owner (a fault may wait on ZooKeeper for seconds)."""
-RPC_THREADS = 16
+RPC_THREADS = 64
+"""Forwarded requests run at once at most: as many as a worker's HTTP threads (``kclab serve
+--threads``' default), since a forwarded fault waits on ZooKeeper as long as a local one does. With
+16, two workers at 200 students had every one of them waiting on broker starts, and the forwarded
+requests behind them timed out (docs/performance.md, issue 14, fifth round)."""
 
 
 class Forwarder:

@@ -98,8 +98,12 @@ class SimulatedBroker:
         self.network = BrokerNetwork(self.services.zk_hosts)
         self.session = ZkSession(self.network.hosts + self.services.chroot, self.config["zookeeper.session.timeout.ms"],
                                  self._on_session_state)
-        self.kafka_zk = self.session.start(multi_read=self.services.multi_read())
-        self.kafka_zk.create_top_level_paths()
+        try:
+            self.kafka_zk = self.session.start(multi_read=self.services.multi_read())
+            self.kafka_zk.create_top_level_paths()
+        except Exception as exc:
+            self._abandon_start(exc, previous)
+            raise
         self.controller = None
         self.status = "running"
         self.gate.set()
@@ -113,6 +117,9 @@ class SimulatedBroker:
             self.register()
         except NodeExistsException as exc:
             self._fail_start(exc, previous)
+            raise
+        except Exception as exc:
+            self._abandon_start(exc, previous)
             raise
         timeout = self.config["zookeeper.session.timeout.ms"]
         self._emit("started", f"Broker {self.id} started and connected to ZooKeeper (session timeout {timeout} ms).",
@@ -136,6 +143,17 @@ class SimulatedBroker:
             f"process, which ZooKeeper has not expired yet. Kafka's broker exits here (NodeExistsException); start "
             f"it again once the session has expired."), outcome="error",
             detail={"error": "NodeExistsException", "message": str(exc), "session_id": self.abandoned_session})
+
+    def _abandon_start(self, exc: Exception, previous: str) -> None:
+        """ZooKeeper did not take the new session, or did not answer its first requests within
+        their time-out: the process gives up and exits, closing what it opened, as Kafka's
+        startup does on an exception (it cannot register without ZooKeeper)."""
+        self.status = previous
+        self._stop_everything()
+        self._emit("start_failed", (
+            f"Broker {self.id} could not start: ZooKeeper did not answer its new session in time "
+            f"({type(exc).__name__}). It stays down; start it again when ZooKeeper answers."), outcome="error",
+            detail={"error": type(exc).__name__, "message": str(exc)})
 
     def register(self) -> None:
         """Create ``/brokers/ids/<id>`` again after a new session; the broker epoch changes."""
