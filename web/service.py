@@ -19,7 +19,8 @@ from backend.faultscript.schema import op_schema
 from backend.faultscript.types import NO_DEFAULT
 from backend.faultscript.vocabulary import FAULT_VOCABULARY, SCRIPT_VOCABULARY, check_step
 from web.fairness import SandboxBusy
-from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
+from web.sandbox import Sandbox
+from web.sandboxes import SandboxLimit, SandboxManager
 
 DEFAULT_CLUSTER = {"brokers": [0, 1, 2], "topics": {"t": {"partitions": 3, "replication_factor": 3}}}
 MAX_RECORDS_PER_PAGE = 5000

@@ -20,7 +20,8 @@ from backend.lessons.loader import LESSONS_DIR, Lesson, LessonEntry, parse_lesso
 from backend.lessons.pacing import is_stop
 from backend.faultscript.loader import ScriptError
 from web.audience import NotNow, WebAudience
-from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
+from web.sandbox import Sandbox
+from web.sandboxes import SandboxLimit, SandboxManager
 from web.service import ApiError, quoted, refused, sandbox_for
 
 
