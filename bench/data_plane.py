@@ -58,11 +58,11 @@ def log(text: str) -> None:
 
 
 class WebSink:
-    """What a web sandbox does with each record (``web.sandboxes.Sandbox.take_records``) plus the
+    """What a web sandbox does with each record (``web.sandbox.Sandbox.take_records``) plus the
     broadcaster's part: drain 15 times a second and JSON-encode the batch (socket.io's emit)."""
 
     def __init__(self, cluster: Cluster, bus: RecordBus) -> None:
-        from web.sandboxes import Sandbox
+        from web.sandbox import Sandbox
         self.sandbox = Sandbox("bench", "token", cluster, bus, "sandbox")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._drain, name="bench-broadcast", daemon=True)

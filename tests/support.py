@@ -18,6 +18,8 @@ from typing import Callable, TypeVar
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 
+import backend.zk  # noqa: F401 - the tests' own clients draw kazoo's jitter off the process's random too
+
 T = TypeVar("T")
 _MISSING = object()
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from web.handout import COPY_THREADS, Copier, HandOut
-from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
+from web.sandbox import Sandbox
+from web.sandboxes import SandboxLimit, SandboxManager
 from web.service import ApiError, apply, records_since, refused
 from web.teaching import submit_answer
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from backend.runtime.faults import apply_fault
-from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
+from web.sandbox import Sandbox
+from web.sandboxes import SandboxLimit, SandboxManager
 
 if TYPE_CHECKING:
     from web.classes import ClassRoom, Student

@@ -1,108 +1,35 @@
 """Sandboxes: one live cluster per visitor (or per class demo), in its own chroot and room.
 
-A sandbox owns its cluster, its record bus, its replay log, and a live *view* (the page's view
-state, folded from the records as they pass) so a page joining or reconnecting gets a snapshot
-at once and then only the records after it. Each sandbox has a secret token: only whoever
-created it may act on it or watch it. Idle sandboxes are reclaimed; their replay logs stay.
+The manager reserves each sandbox a place under the cap, builds it (a cluster, or a lesson
+playing on one), finds it by id, and closes it; idle sandboxes are reclaimed, their replay logs
+stay. What one sandbox holds (``Sandbox``: its view, its pending records, its token) is
+``web.sandbox``'s.
 """
 
 from __future__ import annotations
 
-import copy
 import io
 import logging
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from backend.core.records import Record
 from backend.runtime.cluster import Cluster
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.replay import ReplayWriter
 from backend.runtime.runner import APP_VERSION, new_session_id
 from backend.faultscript.cluster_spec import ClusterSpec
-from backend.view import page
 from backend.zk import paths
 from web.capacity import Capacity, fixed_capacity
-from web.fairness import MAX_BATCH, FaultQueue
 from web.places import LocalPlaces, SandboxLimit
 from web.replay_access import write_owner
+from web.sandbox import Sandbox
 
-__all__ = ["Sandbox", "SandboxLimit", "SandboxManager"]
+__all__ = ["SandboxLimit", "SandboxManager"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Sandbox:
-    id: str
-    token: str
-    cluster: Cluster
-    bus: RecordBus
-    mode: str
-    created: float = field(default_factory=time.monotonic)
-    last_active: float = field(default_factory=time.monotonic)
-    watchers: int = 0
-    replay: ReplayWriter | None = None
-    view: dict = field(default_factory=page.empty_view)
-    pending: list[dict] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    closed: bool = False
-    runner: Any = None
-    """A lesson being played in this sandbox (walkthroughs and class lessons), else ``None``."""
-    audience: Any = None
-    lesson_id: str | None = None
-    on_pending: Callable[[], None] | None = None
-    """Called when records arrive and none were waiting: the broadcaster wakes to send them."""
-    last_broadcast: float = 0.0
-    """When the broadcaster last sent this sandbox a batch (``time.monotonic``)."""
-    thread: threading.Thread | None = None
-    """The thread playing ``runner``'s lesson."""
-    client: str | None = None
-    """Who asked for it (``web.clients``): each client may hold only so many sandboxes."""
-    own_zookeeper: Any = None
-    """A lesson about ZooKeeper's quorum stops and starts servers: it gets an ensemble of its own."""
-    faults: FaultQueue = field(default_factory=FaultQueue)
-    """Its faults, one at a time (``web/fairness.py``): a flood holds few of the worker's threads."""
-
-    def take_records(self, records: list[Record]) -> None:
-        """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
-        dicts = [r.to_dict() for r in records]
-        with self.lock:
-            for record in dicts:
-                page.apply(self.view, record)
-            first = not self.pending
-            self.pending.extend(dicts)
-        if first and self.on_pending is not None:
-            self.on_pending()
-
-    def has_pending(self) -> bool:
-        return bool(self.pending)
-
-    def snapshot(self) -> dict[str, Any]:
-        with self.lock:
-            return {"seq": self.view["seq"], "view": copy.deepcopy(self.view)}
-
-    def drain(self, limit: int = MAX_BATCH) -> list[dict]:
-        """The oldest ``limit`` records waiting to be sent (the rest wait for the next round)."""
-        with self.lock:
-            batch, self.pending = self.pending[:limit], self.pending[limit:]
-        return batch
-
-    def touch(self) -> None:
-        self.last_active = time.monotonic()
-
-    def describe(self) -> dict[str, Any]:
-        spec = self.cluster.spec
-        return {"id": self.id, "mode": self.mode, "status": "closed" if self.closed else "running",
-                "lesson": self.lesson_id,
-                "cluster": {"brokers": list(spec.brokers), "chroot": self.cluster.chroot,
-                            "topics": {t: {"partitions": s.partitions, "replication_factor": s.replication_factor}
-                                       for t, s in spec.topics.items()},
-                            "config": dict(spec.config)}}
 
 
 class SandboxManager:

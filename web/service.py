@@ -19,10 +19,12 @@ from backend.faultscript.schema import op_schema
 from backend.faultscript.types import NO_DEFAULT
 from backend.faultscript.vocabulary import FAULT_VOCABULARY, SCRIPT_VOCABULARY, check_step
 from web.fairness import SandboxBusy
-from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
+from web.sandbox import Sandbox
+from web.sandboxes import SandboxLimit, SandboxManager
 
 DEFAULT_CLUSTER = {"brokers": [0, 1, 2], "topics": {"t": {"partitions": 3, "replication_factor": 3}}}
 MAX_RECORDS_PER_PAGE = 5000
+MAX_QUOTED = 80  # characters of a refused value an error message repeats
 
 
 class ApiError(Exception):
@@ -32,6 +34,14 @@ class ApiError(Exception):
 
     def body(self) -> dict[str, Any]:
         return {"ok": False, "error": self.message, **self.extra}
+
+
+def quoted(value: Any) -> str:
+    """``repr(value)`` for an error message, cut to :data:`MAX_QUOTED` characters: the sender
+    sees what was read, but a 60 KB value echoed whole would bury the sentence saying what is
+    allowed (and cost the server the bytes twice)."""
+    text = repr(value)
+    return text if len(text) <= MAX_QUOTED else f"{text[:MAX_QUOTED]}… ({len(text)} characters)"
 
 
 def parse_cluster(body: Any) -> ClusterSpec:

@@ -20,8 +20,9 @@ from backend.lessons.loader import LESSONS_DIR, Lesson, LessonEntry, parse_lesso
 from backend.lessons.pacing import is_stop
 from backend.faultscript.loader import ScriptError
 from web.audience import NotNow, WebAudience
-from web.sandboxes import Sandbox, SandboxLimit, SandboxManager
-from web.service import ApiError, refused, sandbox_for
+from web.sandbox import Sandbox
+from web.sandboxes import SandboxLimit, SandboxManager
+from web.service import ApiError, quoted, refused, sandbox_for
 
 
 def lesson_entries(uploads: Path | None = None) -> list[LessonEntry]:
@@ -104,7 +105,7 @@ def submit_answer(audience: WebAudience | None, who: str, question: Any, given: 
     if not isinstance(given, (str, int)) or isinstance(given, bool) or str(given).strip() == "":
         raise ApiError(400, "an answer must be one of the question's choices, or “I'm not sure”")
     if audience is None:
-        raise ApiError(409, f"question {question!r} is not open (no lesson is playing)")
+        raise ApiError(409, f"question {quoted(question)} is not open (no lesson is playing)")
     try:
         return audience.answer(who, question, given)
     except NotNow as exc:

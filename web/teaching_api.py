@@ -160,7 +160,7 @@ def class_action(class_id, action):
         who = data.get("students", "all")
         if who not in ("all", "missing"):
             raise service.ApiError(400, f"'students' is 'all' (every student, the default) or 'missing' (those "
-                                        f"without a running copy), not {who!r}")
+                                        f"without a running copy), not {service.quoted(who)}")
         handout = registry.fork(room, only_missing=who == "missing")
         return jsonify({"ok": True, "handout": handout}), 202, {"Location": handout_url(class_id)}
     raise service.ApiError(404, f"no class action {action!r}; use session, pause, continue or fork")

@@ -138,12 +138,6 @@ def kept_lines(lines: DataFrame) -> DataFrame:
     return lines.where(F.col("reason").isNotNull() | (F.col("line") == 0) | relevant())
 
 
-def malformed_by_reason(kept: DataFrame) -> dict[str, int]:
-    """How many lines were set aside for each reason (also the action that fills kept's cache)."""
-    counts = kept.groupBy("reason").count().collect()
-    return {row.reason: row["count"] for row in counts if row.reason is not None}
-
-
 def _header_ok(h: Column) -> Column:
     checks = (h.isNotNull() & h.getField(CORRUPT).isNull() & (h.getField("kind") == "session")
               & (h.getField("v") == 1) & h.getField("session_id").isNotNull() & h.getField("mode").isNotNull()

@@ -17,6 +17,7 @@ the runtime never sees a kazoo type, and a person with ``zkCli.sh`` sees exactly
                        transaction, spec §3), one table entry per kind of write
 ``multi_read.py``      many znodes in one request (ZooKeeper 3.6's ``multiRead``) when every server has it
 ``handler.py``         kazoo's threading handler with a cheaper ``select`` and batched wake-ups
+``jitter.py``          kazoo's jitter from its own ``random.Random``, not the process's (installed here)
 ``watches.py``         ZooKeeper's notifications as our own types: ``WatchEvent``, ``SessionState``
 ``session.py``         :class:`session.ZkSession`: one broker's session (connect, state, close, expire)
 ``operator.py``        :class:`operator.OperatorSession`: a cluster's operator session (admin tools,
@@ -27,3 +28,7 @@ the runtime never sees a kazoo type, and a person with ``zkCli.sh`` sees exactly
 ``app_session.py``     the app's own session: is ZooKeeper there, which chroots are owned
 =====================  ===========================================================================
 """
+
+from backend.zk import jitter
+
+jitter.install()

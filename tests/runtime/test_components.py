@@ -143,6 +143,29 @@ def test_every_cable_of_the_process_is_one_thread_and_a_stuck_peer_holds_up_no_o
             network.close()
 
 
+def test_the_cable_thread_never_resolves_a_name(monkeypatch):
+    """The upstream's address is resolved once, when the proxy is made, on the caller's thread:
+    a slow resolver on the shared loop would stall every broker's cable in the process."""
+    server = socket.create_server(("127.0.0.1", 0))
+    resolved_on, resolve = [], socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: resolved_on.append(threading.current_thread().name)
+                        or resolve(*a, **k))
+    network = BrokerNetwork(f"localhost:{server.getsockname()[1]}")
+    assert resolved_on == [threading.current_thread().name]
+    clients, accepted = [], []
+    try:
+        for _ in range(2):
+            clients.append(socket.create_connection(("127.0.0.1", network.proxies[0].port)))
+            accepted.append(server.accept()[0])  # the proxy connected on through to the server
+        accepted[1].sendall(b"pong")
+        assert clients[1].recv(4) == b"pong"
+        assert "zk-cables" not in resolved_on
+    finally:
+        for sock in (*clients, *accepted, server):
+            sock.close()
+        network.close()
+
+
 def test_bus_stamps_dense_seq_and_late_subscribers_catch_up_without_gaps():
     bus = RecordBus("s", clock=lambda: 12.5)
     bus.emit([Record(kind="broker", subject="broker:1")] * 3, cause="crash_broker", cause_seq=0)

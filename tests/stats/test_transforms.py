@@ -19,8 +19,12 @@ SCHEMA = pa.schema([to_arrow_schema(KEPT_SCHEMA).field(c) for c in ("sk", *RECOR
 
 
 def records(*rows) -> pa.Table:
-    """records(dict, dict, ...): a records table; missing fields are null, sk defaults to 1."""
-    return pa.Table.from_pylist([{"sk": 1, **r} for r in rows], schema=SCHEMA)
+    """records(dict, dict, ...): a records table; missing fields are null, sk defaults to 1.
+    The rows arrive in reverse: a transform must order each session's rows by ``seq`` itself
+    (``arrow_ops.partitioned``): nothing upstream promises the order the kept lines come in."""
+    rows = [{"sk": 1, **r} for r in rows]
+    rows.reverse()
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 
 def Row(**columns) -> dict:  # noqa: N802 - reads as the rows the Spark version's tests listed

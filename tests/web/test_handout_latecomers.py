@@ -64,3 +64,12 @@ def test_a_latecomer_joins_the_running_hand_out_and_the_missing_get_theirs_after
     assert again.status_code == 409 and "already has a private copy" in again.get_json()["error"]
     for p in (page, instructor):
         p.disconnect()
+
+
+def test_a_huge_refused_students_value_is_quoted_short_with_what_is_allowed(app):
+    client = app.test_client()
+    room = client.post("/api/classes", json={}, headers=IH).get_json()
+    bad = client.post(f"/api/classes/{room['id']}/fork", json={"students": "x" * 60_000}, headers=IH)
+    error = bad.get_json()["error"]
+    assert bad.status_code == 400 and len(bad.data) < 400, f"{len(bad.data)} bytes: {error[:200]}"
+    assert "'all'" in error and "'missing'" in error and "'xxxx" in error and "60002 characters" in error

@@ -4,6 +4,7 @@ wait and deferred wake-ups."""
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
 
@@ -156,3 +157,14 @@ def test_poll_select_reports_the_ready_objects_as_select_does():
     finally:
         for s in (a, b, c, d):
             s.close()
+
+
+# -- jitter ------------------------------------------------------------------------------------
+def test_a_busy_client_leaves_the_process_random_state_alone(client):
+    """kazoo draws its ping jitter on every turn of its connection loop, on its own thread
+    (``backend/zk/jitter.py``): with the global generator, a seeded ``random`` and Hypothesis's
+    draws would move under a test's feet."""
+    before = random.getstate()
+    for i in range(20):  # each request wakes the connection thread: a turn of its loop
+        client.exists(f"/absent-{i}")
+    assert random.getstate() == before

@@ -14,7 +14,9 @@ their sockets, which sleeps until bytes, a connection or a call arrive. A thread
 would cost a sandbox of three brokers three threads that do nothing but wait. Because one
 thread serves every cable, none of them may block it: bytes a peer cannot take at once wait in
 the proxy until it can, and meanwhile the proxy reads nothing more for it (the back-pressure a
-thread blocked in ``sendall`` gave, and no unbounded buffer).
+thread blocked in ``sendall`` gave, and no unbounded buffer). Nor may it wait on a name
+resolver: each proxy resolves its ZooKeeper server's address once, on the thread that makes it,
+and the loop only ever connects to that address.
 """
 
 from __future__ import annotations
@@ -128,7 +130,10 @@ class PausableProxy:
     """Forwards 127.0.0.1:<port> to one ZooKeeper server; ``pause()`` blackholes it."""
 
     def __init__(self, upstream_host: str, upstream_port: int) -> None:
+        """Resolves ``upstream_host`` here, on the caller's thread (an unknown name raises
+        ``socket.gaierror``): a slow resolver on the loop's thread would stall every cable."""
         self.upstream = (upstream_host, upstream_port)
+        self._upstream_info = socket.getaddrinfo(upstream_host, upstream_port, type=socket.SOCK_STREAM)[0]
         self._listener = socket.create_server((LOOPBACK, 0))
         self._listener.setblocking(False)
         self.port = self._listener.getsockname()[1]
@@ -182,7 +187,7 @@ class PausableProxy:
             self._loop.watch(client, READ, self._ready)
             return
         try:  # connected without waiting: a server slow to answer must not hold up the other cables
-            family, kind, proto, _, address = socket.getaddrinfo(*self.upstream, type=socket.SOCK_STREAM)[0]
+            family, kind, proto, _, address = self._upstream_info
             server = socket.socket(family, kind, proto)
             server.setblocking(False)
             server.connect_ex(address)

@@ -1,0 +1,92 @@
+"""One sandbox: a visitor's (or a class demo's) live cluster with what its pages need.
+
+A sandbox owns its cluster, its record bus, its replay log, and a live *view* (the page's view
+state, folded from the records as they pass) so a page joining or reconnecting gets a snapshot
+at once and then only the records after it; the records not yet sent wait in ``pending`` for the
+broadcaster. Its secret token lets only whoever created it act on it or watch it. Creating,
+closing and reaping sandboxes is ``web.sandboxes``'.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from backend.core.records import Record
+from backend.runtime.cluster import Cluster
+from backend.runtime.record_bus import RecordBus
+from backend.runtime.replay import ReplayWriter
+from backend.view import page
+from web.fairness import MAX_BATCH, FaultQueue
+
+
+@dataclass
+class Sandbox:
+    id: str
+    token: str
+    cluster: Cluster
+    bus: RecordBus
+    mode: str
+    created: float = field(default_factory=time.monotonic)
+    last_active: float = field(default_factory=time.monotonic)
+    watchers: int = 0
+    replay: ReplayWriter | None = None
+    view: dict = field(default_factory=page.empty_view)
+    pending: list[dict] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    closed: bool = False
+    runner: Any = None
+    """A lesson being played in this sandbox (walkthroughs and class lessons), else ``None``."""
+    audience: Any = None
+    lesson_id: str | None = None
+    on_pending: Callable[[], None] | None = None
+    """Called when records arrive and none were waiting: the broadcaster wakes to send them."""
+    last_broadcast: float = 0.0
+    """When the broadcaster last sent this sandbox a batch (``time.monotonic``)."""
+    thread: threading.Thread | None = None
+    """The thread playing ``runner``'s lesson."""
+    client: str | None = None
+    """Who asked for it (``web.clients``): each client may hold only so many sandboxes."""
+    own_zookeeper: Any = None
+    """A lesson about ZooKeeper's quorum stops and starts servers: it gets an ensemble of its own."""
+    faults: FaultQueue = field(default_factory=FaultQueue)
+    """Its faults, one at a time (``web/fairness.py``): a flood holds few of the worker's threads."""
+
+    def take_records(self, records: list[Record]) -> None:
+        """Record-bus sink: fold into the live view and queue for the next broadcast batch."""
+        dicts = [r.to_dict() for r in records]
+        with self.lock:
+            for record in dicts:
+                page.apply(self.view, record)
+            first = not self.pending
+            self.pending.extend(dicts)
+        if first and self.on_pending is not None:
+            self.on_pending()
+
+    def has_pending(self) -> bool:
+        return bool(self.pending)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"seq": self.view["seq"], "view": copy.deepcopy(self.view)}
+
+    def drain(self, limit: int = MAX_BATCH) -> list[dict]:
+        """The oldest ``limit`` records waiting to be sent (the rest wait for the next round)."""
+        with self.lock:
+            batch, self.pending = self.pending[:limit], self.pending[limit:]
+        return batch
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()
+
+    def describe(self) -> dict[str, Any]:
+        spec = self.cluster.spec
+        return {"id": self.id, "mode": self.mode, "status": "closed" if self.closed else "running",
+                "lesson": self.lesson_id,
+                "cluster": {"brokers": list(spec.brokers), "chroot": self.cluster.chroot,
+                            "topics": {t: {"partitions": s.partitions, "replication_factor": s.replication_factor}
+                                       for t, s in spec.topics.items()},
+                            "config": dict(spec.config)}}
