@@ -28,6 +28,12 @@ def _new(worker) -> dict:
     return body
 
 
+def _held_by_b(b, shared, sandbox) -> bool:
+    """Whether worker B's process holds ``sandbox`` (a worker's id is ``host-pid-tag``)."""
+    owner = shared.hget("kclab:places", sandbox["id"]).split("|")[0]
+    return int(owner.rsplit("-", 2)[1]) == b.worker_pid()
+
+
 def _close(worker, sandbox) -> None:
     worker.call("DELETE", f"/api/sandboxes/{sandbox['id']}", headers=_h(sandbox))
 
@@ -84,6 +90,20 @@ def test_a_sandbox_in_each_worker_answers_from_either_and_the_cap_counts_both(pa
         _close(a, on_a)
         _close(a, on_b)
     assert shared.hlen("kclab:places") == 0
+
+
+def test_new_sandboxes_go_to_the_worker_that_holds_fewest(pair, shared):
+    a, b = pair
+    assert shared.hlen("kclab:places") == 0
+    made = [_new(a) for _ in range(4)]  # every one asked of worker A, as one keep-alive client would
+    try:
+        owners = [shared.hget("kclab:places", s["id"]).split("|")[0] for s in made]
+        assert len(set(owners)) == 2 and owners.count(owners[0]) == 2, owners  # two on each worker
+        for sandbox in made:  # each answers through A, wherever it runs
+            assert a.call("GET", f"/api/sandboxes/{sandbox['id']}", headers=_h(sandbox))[0] == 200
+    finally:
+        for sandbox in made:
+            _close(a, sandbox)
 
 
 def test_a_class_on_one_worker_is_followed_from_the_other_through_a_reload(pair):
@@ -161,7 +181,15 @@ def test_a_hand_out_asked_of_the_other_worker_reaches_students_and_instructor_th
 
 def test_a_killed_worker_is_said_and_the_others_go_on(pair, shared):
     a, b = pair
-    doomed, living = _new(b), _new(a)
+    made = []
+    while len({_held_by_b(b, shared, s) for s in made}) < 2:  # new sandboxes go where fewest are
+        assert len(made) < CAP, "no sandbox was made on one of the workers"
+        made.append(_new(a))
+    doomed = next(s for s in made if _held_by_b(b, shared, s))
+    living = next(s for s in made if not _held_by_b(b, shared, s))
+    for extra in made:
+        if extra not in (doomed, living):
+            _close(a, extra)
     page = Page(a)
     try:
         assert page.ask("join", {"sandbox": doomed["id"], "token": doomed["token"]})["ok"]

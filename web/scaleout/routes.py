@@ -2,7 +2,8 @@
 its owner (``forward.py``), and what the owner runs for it (:data:`CALLS`).
 
 HTTP requests are routed before any view runs (``before_request``), by the ``sandbox_id`` or
-``class_id`` of their URL (or a class join's code); socket events by the ``sandbox`` or
+``class_id`` of their URL (or a class join's code); a new sandbox is made by the worker that
+holds the fewest (``Workers.fewer_elsewhere``); socket events by the ``sandbox`` or
 ``class`` they carry. A socket that follows a sandbox held elsewhere joins its room here — the
 message queue brings the owner's broadcasts to every worker — and gets its snapshot and
 catch-up from the owner.
@@ -53,6 +54,8 @@ def route_http():
         owner = owner_of("sandbox", args["sandbox_id"])
     elif "class_id" in args:
         owner = owner_of("class", args["class_id"])
+    elif request.endpoint == "api.create_sandbox" and _state().workers is not None:
+        owner = None if request.environ.get(FORWARDED) else _state().workers.fewer_elsewhere()
     elif request.endpoint == "teaching.join_class" and _state().workers is not None:
         code = (request.get_json(silent=True) or {}).get("code")
         class_id = _state().workers.class_of_code(code.strip().upper()) if isinstance(code, str) else None

@@ -17,6 +17,7 @@ import os
 import secrets
 import socket
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Callable
 
@@ -164,6 +165,21 @@ class Workers:
     def owner_of_sandbox(self, sandbox_id: str) -> str | None:
         held = self.redis.hget(PLACES, sandbox_id)
         return held.split("|")[0] if held else None
+
+    def fewer_elsewhere(self) -> str | None:
+        """The live worker holding the fewest sandboxes, when that is fewer than this one holds;
+        ``None``: a new sandbox is made here. Which worker takes a request is the kernel's choice
+        (or a load balancer's), and one keep-alive connection puts every sandbox its client makes
+        on one worker: measured with two workers at 200 students, one held 150 sandboxes at 100 %
+        of a core while the other held 35 and idled."""
+        held = Counter(owner.split("|")[0] for owner in self.redis.hvals(PLACES))
+        others = sorted((held[w], w) for w in self.redis.smembers(WORKERS) if w != self.id)
+        for count, worker in others:
+            if count >= held[self.id]:
+                return None
+            if self.alive(worker):
+                return worker
+        return None
 
     def gone(self, sandbox_id: str) -> str | None:
         return self.redis.hget(GONE, sandbox_id)
