@@ -7,6 +7,7 @@ here: ``fetch`` and ``lead`` are the tests' own functions (the real ones run in
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -21,7 +22,7 @@ from backend.runtime.polling import poll_until
 def scheduler(monkeypatch):
     """A scheduler of the test's own, so other tests' brokers do not count."""
     own = ReplicaScheduler()
-    monkeypatch.setattr(ReplicaScheduler, "_shared", own)
+    monkeypatch.setattr(ReplicaScheduler, "_instance", (os.getpid(), own))
     return own
 
 
@@ -36,6 +37,22 @@ def _open_gate():
     gate = threading.Event()
     gate.set()
     return gate
+
+
+def _held_fetch():
+    """A fetch that waits in each round until ``release`` is set, and notes how many of the
+    broker's rounds were inside it at once (``overlaps``)."""
+    inside, overlaps, entered, release = [0], [], threading.Event(), threading.Event()
+
+    def fetch(now):
+        inside[0] += 1
+        overlaps.append(inside[0])
+        entered.set()
+        release.wait(10)
+        inside[0] -= 1
+        return False
+
+    return fetch, overlaps, entered, release
 
 
 def test_a_blocked_round_holds_up_no_other_broker(scheduler):
@@ -60,16 +77,7 @@ def test_a_blocked_round_holds_up_no_other_broker(scheduler):
 
 
 def test_a_brokers_rounds_never_overlap_and_a_wake_during_one_is_kept(scheduler):
-    inside, overlaps, entered, release = [0], [], threading.Event(), threading.Event()
-
-    def fetch(now):
-        inside[0] += 1
-        overlaps.append(inside[0])
-        entered.set()
-        release.wait(10)
-        inside[0] -= 1
-        return False
-
+    fetch, overlaps, entered, release = _held_fetch()
     task = _task(fetch, wait_max_ms=60_000)  # after its first fetch, only a wake runs it again
     try:
         task.start()
@@ -105,16 +113,7 @@ def test_a_frozen_broker_runs_no_round_until_its_resume_wakes_it(scheduler):
 
 
 def test_a_restart_during_a_round_waits_for_it_then_starts_afresh(scheduler):
-    inside, overlaps, entered, release = [0], [], threading.Event(), threading.Event()
-
-    def fetch(now):
-        inside[0] += 1
-        overlaps.append(inside[0])
-        entered.set()
-        release.wait(10)
-        inside[0] -= 1
-        return False
-
+    fetch, overlaps, entered, release = _held_fetch()
     task = _task(fetch, wait_max_ms=60_000)
     try:
         task.start()

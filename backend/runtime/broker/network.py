@@ -22,37 +22,25 @@ and the loop only ever connects to that address.
 from __future__ import annotations
 
 import logging
-import os
 import selectors
 import socket
 import threading
 from typing import Callable
 
+from backend.runtime.per_process import PerProcess
 from backend.zk.paths import zk_servers
 
 LOOPBACK = "127.0.0.1"
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
 
-class CableLoop:
+class CableLoop(PerProcess):
     """The process's one thread for every cable. Each registered socket carries the function
     that handles it (``handler(sock, events)``); everything else runs through :meth:`call`, so
     the selector and the sockets are only ever touched on this thread."""
 
-    _shared: CableLoop | None = None
-    _shared_lock = threading.Lock()
-
-    @classmethod
-    def shared(cls) -> CableLoop:
-        """This process's loop, started on first use (and again in a forked child, which
-        inherits the object but not its thread)."""
-        with cls._shared_lock:
-            if cls._shared is None or cls._shared._pid != os.getpid():
-                cls._shared = cls()
-            return cls._shared
-
     def __init__(self) -> None:
-        self._pid = os.getpid()
+        """Made by ``CableLoop.shared()``: one per process (``backend/runtime/per_process.py``)."""
         self._selector = selectors.DefaultSelector()
         self._lock = threading.Lock()
         self._pending: list[Callable[[], None]] = []

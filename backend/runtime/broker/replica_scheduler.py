@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import os
 import threading
 import time
 from typing import Protocol
+
+from backend.runtime.per_process import PerProcess
 
 EARLY_S = 0.005
 """A round due within this of the first due one runs in the same wake-up (at most this early):
@@ -48,21 +49,10 @@ class Rounds(Protocol):
         """One round, on a runner, without the scheduler's lock; it reschedules itself."""
 
 
-class ReplicaScheduler:
-    _shared: ReplicaScheduler | None = None
-    _shared_lock = threading.Lock()
-
-    @classmethod
-    def shared(cls) -> ReplicaScheduler:
-        """This process's scheduler, started on first use (and again in a forked child, which
-        inherits the object but not its threads)."""
-        with cls._shared_lock:
-            if cls._shared is None or cls._shared._pid != os.getpid():
-                cls._shared = cls()
-            return cls._shared
+class ReplicaScheduler(PerProcess):
+    """``ReplicaScheduler.shared()``: this process's (``backend/runtime/per_process.py``)."""
 
     def __init__(self) -> None:
-        self._pid = os.getpid()
         self.lock = threading.Condition()
         """Guards the timetable and every task's scheduling fields (``ReplicaThread``'s)."""
         self._timetable: list[tuple[float, int, Rounds]] = []
