@@ -151,3 +151,20 @@ def test_an_error_in_a_round_is_reported_and_the_rounds_go_on(scheduler):
         assert [str(e) for e in errors] == ["session lost"]
     finally:
         task.stop()
+
+
+def test_a_round_that_fails_outside_its_fetch_ends_neither_the_runner_nor_the_others(scheduler):
+    def broken():
+        raise RuntimeError("config gone")
+
+    failing = ReplicaThread("replica-failing", LabClock(), fetch=lambda now: False, lead=lambda now: now + 60_000,
+                            wait_max_ms=lambda: 20, may_run=broken, gate=_open_gate(), on_error=print)
+    other = _task(lambda now: False)
+    try:
+        failing.start()
+        other.start()
+        poll_until(lambda: other.fetch_rounds >= 5, 10, "the other broker to go on fetching")
+        assert scheduler.runners == 1  # the runner survived the failure: no second one was needed
+    finally:
+        failing.stop()
+        other.stop()

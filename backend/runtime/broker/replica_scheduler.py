@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import threading
 import time
 from typing import Protocol
@@ -120,6 +121,8 @@ class ReplicaScheduler(PerProcess):
                     self.lock.release()
                     try:
                         task.run_round()
+                    except Exception:  # noqa: BLE001 - one broker's failure must not end the runner of all
+                        logging.getLogger(__name__).exception("a replica round failed")
                     finally:
                         self.lock.acquire()
                     continue

@@ -119,7 +119,14 @@ class ReplicaThread:
             fetch_now = self._fetch_at <= time.monotonic() + EARLY_S
             if fetch_now:
                 self._fetch_due = False  # before the fetch reads: a later append wakes it again
-        due = self._round(fetch_now) if self._gate.is_set() else None  # frozen: its resume wakes it
+        due = None  # frozen: its resume wakes it
+        try:
+            if self._gate.is_set():
+                due = self._round(fetch_now)
+        finally:
+            self._after_round(generation, due)
+
+    def _after_round(self, generation: int, due: float | None) -> None:
         with self._scheduler.lock:
             self._in_round = False
             if not self._started:
