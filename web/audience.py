@@ -19,6 +19,7 @@ from typing import Callable
 from backend.lessons.answers import allowed_answer
 from backend.lessons.runner import Audience
 from backend.faultscript.loader import Step
+from web.service import quoted
 
 
 class NotNow(Exception):
@@ -78,10 +79,10 @@ class WebAudience(Audience):
         """Record (or change) one student's answer; returns the counts per answer so far."""
         with self._cond:
             if question != self.open_question:
-                raise NotNow(f"question {question!r} is not open (the open one is {self.open_question!r})")
+                raise NotNow(f"question {quoted(question)} is not open (the open one is {self.open_question!r})")
             given = allowed_answer(answer, self._choices)
             if given is None:
-                raise ValueError(f"{answer!r} is not one of the choices ({', '.join(self._choices)}) "
+                raise ValueError(f"{quoted(answer)} is not one of the choices ({', '.join(self._choices)}) "
                                  f"nor “I'm not sure”")
             self._answers[question][student] = given
             counts = self.counts(question)

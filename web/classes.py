@@ -19,7 +19,7 @@ from typing import Any, Callable
 from web.handout import COPY_THREADS, Copier, HandOut
 from web.sandbox import Sandbox
 from web.sandboxes import SandboxLimit, SandboxManager
-from web.service import ApiError, apply, records_since, refused
+from web.service import ApiError, apply, quoted, records_since, refused
 from web.teaching import submit_answer
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud in a classroom
@@ -199,7 +199,7 @@ class ClassRegistry:
         code = code.strip().upper() if isinstance(code, str) else code
         room = next((r for r in self._classes.values() if r.code == code), None)
         if room is None:
-            raise ApiError(404, f"no class has the code {code!r}")
+            raise ApiError(404, f"no class has the code {quoted(code)}")
         with self._lock:
             if len(room.students) >= self.max_students:
                 raise ApiError(409, f"this class is full: it has {len(room.students)} students, as many as a class "
@@ -234,7 +234,7 @@ class ClassRegistry:
         self.member(room, token)
         session = room.session
         if session is None or (session_id is not None and session_id != session.id):
-            raise ApiError(409, f"session {session_id!r} is not the class's session now "
+            raise ApiError(409, f"session {quoted(session_id)} is not the class's session now "
                                 f"({session.id if session else 'none'}): follow the class_session event")
         return records_since(self.manager, session.id, session.token, since, limit)
 

@@ -18,7 +18,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from backend.runtime.replay_index import ImportRefused, ReplayIndex, ReplayNameError, UnknownReplay
 from web.replay_access import ReplayAccess
-from web.service import ApiError, int_param, records_page
+from web.service import ApiError, int_param, quoted, records_page
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_IMPORT_MAX_BYTES = 32 * 1024 * 1024
@@ -206,7 +206,7 @@ def _time(value: str | None, name: str, end_of_day: bool = False) -> int | None:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise ApiError(400, f"{name} must be a date (2026-11-21), a date and time or ms since the epoch, "
-                            f"got {value!r}") from None
+                            f"got {quoted(value)}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return int(moment.timestamp() * 1000)

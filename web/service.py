@@ -154,7 +154,7 @@ def int_param(value: Any, name: str, default: int) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise ApiError(400, f"{name} must be a whole number, got {value!r}") from None
+        raise ApiError(400, f"{name} must be a whole number, got {quoted(value)}") from None
     if number < 0:
         raise ApiError(400, f"{name} must not be negative, got {number}")
     return number

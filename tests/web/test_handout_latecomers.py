@@ -73,3 +73,16 @@ def test_a_huge_refused_students_value_is_quoted_short_with_what_is_allowed(app)
     error = bad.get_json()["error"]
     assert bad.status_code == 400 and len(bad.data) < 400, f"{len(bad.data)} bytes: {error[:200]}"
     assert "'all'" in error and "'missing'" in error and "'xxxx" in error and "60002 characters" in error
+
+
+def test_every_refused_value_from_a_request_is_quoted_short(app):
+    """The shared rule behind the fork's 400 (``web.service.quoted``): a class code, a query's
+    number, whatever a client sent is repeated at most 80 characters long."""
+    client = app.test_client()
+    huge = "y" * 60_000
+    answers = [client.post("/api/classes/join", json={"code": huge, "name": "s"}),
+               client.get(f"/api/replays?limit={huge[:3000]}")]
+    for answer in answers:
+        error = answer.get_json()["error"]
+        assert 400 <= answer.status_code < 500 and len(answer.data) < 500, (answer.status_code, error[:200])
+        assert "'yyyy" in error.lower() and "characters)" in error, error
