@@ -19,13 +19,13 @@ replay writer), its chroot's znodes, sessions and watches in ZooKeeper, and a ma
 records a busy sandbox keeps in memory — rounded up, because running out of memory fails every
 sandbox at once while a refusal fails only one request."""
 SANDBOXES_PER_CORE = 50
-"""CPU budget: an idle sandbox costs 0.1–0.15 % of a core and a fault 38–49 ms through the whole
-server, so 100 sandboxes whose students act every 10 s keep one worker about half busy, and the
-40-student runs held a p99 of 100 ms at 24 faults a second (docs/performance.md, issue 14). 200
-default sandboxes fit this 2-core machine while idle (27–30 % of a core), but 200 *active*
-students saturated its one worker: a third of their faults were refused when ZooKeeper sessions
-dropped, and the p99 was seconds (the fourth round there). So 50 per core is the budget: what a
-class that uses its sandboxes holds, not what idle ones do."""
+"""CPU budget: an idle sandbox costs under 0.1 % of a core and a fault 52 ms through the whole
+server, so 100 sandboxes whose students act every 10 s keep one worker about 60 % busy: measured,
+with a p99 of 140 ms from a fault to the student's page and nothing refused (docs/performance.md,
+issue 14, fifth round). 200 default sandboxes fit this 2-core machine while idle, but 200
+*active* students saturated it, on one worker or two: an eighth to a quarter of their faults
+were refused when ZooKeeper sessions dropped, and the p99 was 1–1.5 s. So 50 per core is the
+budget: what a class that uses its sandboxes holds, not what idle ones do."""
 RESERVED_MB = 1024
 """The app's own share: ZooKeeper's JVM (a 128 MB heap embedded, 512 MB in the compose file), the
 interpreter and its libraries."""

@@ -43,9 +43,9 @@ class Output:
         self.staging = self.final.parent / f".{self.final.name}.staging-{self.run_id}"
         self.staging.mkdir()
 
-    def write(self, name: str, table: "pyarrow.Table") -> int:
+    def write(self, name: str, table: "pyarrow.Table") -> None:
         """Write one dataset (computed in the driver, ``backend.stats.metrics``) as Parquet and
-        JSON lines, and return its row count."""
+        JSON lines."""
         from backend.stats import json_lines
 
         write_arrow(table, self.staging / name)
@@ -53,7 +53,6 @@ class Output:
         directory.mkdir(parents=True, exist_ok=True)
         with open(directory / "part-00000.json", "wb") as f:
             json_lines.write(table, f)
-        return table.num_rows
 
     def write_summary(self, summary: dict) -> None:
         path = self.staging / SUMMARY

@@ -15,7 +15,8 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
-ALL = "(all)"  # backend.stats.aggregate.ALL
+from backend.stats.aggregate import ALL
+
 
 SUMMARY_VERSION = 1
 EXAMPLES = 10
