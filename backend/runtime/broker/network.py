@@ -120,7 +120,6 @@ class PausableProxy:
     def __init__(self, upstream_host: str, upstream_port: int) -> None:
         """Resolves ``upstream_host`` here, on the caller's thread (an unknown name raises
         ``socket.gaierror``): a slow resolver on the loop's thread would stall every cable."""
-        self.upstream = (upstream_host, upstream_port)
         self._upstream_info = socket.getaddrinfo(upstream_host, upstream_port, type=socket.SOCK_STREAM)[0]
         self._listener = socket.create_server((LOOPBACK, 0))
         self._listener.setblocking(False)
