@@ -102,7 +102,7 @@ class SimulatedBroker:
             self.kafka_zk = self.session.start(multi_read=self.services.multi_read())
             self.kafka_zk.create_top_level_paths()
         except Exception as exc:
-            self._abandon_start(exc, previous)
+            self._fail_start(exc, previous)
             raise
         self.controller = None
         self.status = "running"
@@ -115,11 +115,8 @@ class SimulatedBroker:
         self.data.start()
         try:
             self.register()
-        except NodeExistsException as exc:
+        except Exception as exc:  # NodeExistsException included
             self._fail_start(exc, previous)
-            raise
-        except Exception as exc:
-            self._abandon_start(exc, previous)
             raise
         timeout = self.config["zookeeper.session.timeout.ms"]
         self._emit("started", f"Broker {self.id} started and connected to ZooKeeper (session timeout {timeout} ms).",
@@ -132,28 +129,24 @@ class SimulatedBroker:
             register_broker=self.register)
         self.controller.startup()
 
-    def _fail_start(self, exc: NodeExistsException, previous: str) -> None:
-        """Kafka 2.8's ``KafkaServer.startup`` registers before it starts the controller; when
-        ``checkedEphemeralCreate`` throws, it logs "Fatal error during KafkaServer startup" and
-        shuts down, closing its own (new) session. The old session's countdown goes on."""
+    def _fail_start(self, exc: Exception, previous: str) -> None:
+        """Kafka 2.8's ``KafkaServer.startup`` on an exception logs "Fatal error during
+        KafkaServer startup" and shuts down, closing its own (new) session. Either
+        ``checkedEphemeralCreate`` threw — ``/brokers/ids/<id>`` still held by the crashed
+        process's session, whose countdown goes on — or ZooKeeper did not take the new session
+        or answer its first requests within their time-out."""
         self.status = previous
         self._stop_everything()
-        self._emit("start_failed", (
-            f"Broker {self.id} could not start: /brokers/ids/{self.id} still belongs to the session of its crashed "
-            f"process, which ZooKeeper has not expired yet. Kafka's broker exits here (NodeExistsException); start "
-            f"it again once the session has expired."), outcome="error",
-            detail={"error": "NodeExistsException", "message": str(exc), "session_id": self.abandoned_session})
-
-    def _abandon_start(self, exc: Exception, previous: str) -> None:
-        """ZooKeeper did not take the new session, or did not answer its first requests within
-        their time-out: the process gives up and exits, closing what it opened, as Kafka's
-        startup does on an exception (it cannot register without ZooKeeper)."""
-        self.status = previous
-        self._stop_everything()
-        self._emit("start_failed", (
-            f"Broker {self.id} could not start: ZooKeeper did not answer its new session in time "
-            f"({type(exc).__name__}). It stays down; start it again when ZooKeeper answers."), outcome="error",
-            detail={"error": type(exc).__name__, "message": str(exc)})
+        detail = {"error": type(exc).__name__, "message": str(exc)}
+        if isinstance(exc, NodeExistsException):
+            note = (f"/brokers/ids/{self.id} still belongs to the session of its crashed process, which ZooKeeper has "
+                    f"not expired yet. Kafka's broker exits here (NodeExistsException); start it again once the "
+                    f"session has expired.")
+            detail["session_id"] = self.abandoned_session
+        else:
+            note = (f"ZooKeeper did not answer its new session in time ({type(exc).__name__}). It stays down; start "
+                    f"it again when ZooKeeper answers.")
+        self._emit("start_failed", f"Broker {self.id} could not start: {note}", outcome="error", detail=detail)
 
     def register(self) -> None:
         """Create ``/brokers/ids/<id>`` again after a new session; the broker epoch changes."""
