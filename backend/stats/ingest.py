@@ -23,6 +23,7 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -124,7 +125,7 @@ def _entries(table: Table, batch: int) -> tuple[dict[str, dict], dict[int, list[
     where = (pc.field("line") == 0) | pc.field("reason").is_valid()
     for day, rows in table.batch_days(batch, _ENTRY_COLUMNS, where):
         for row in rows.filter(pc.field("line") == 0).to_pylist():
-            name = row["file"].rsplit("/", 1)[-1]
+            name = unquote(row["file"].rsplit("/", 1)[-1])  # Spark's path is a URI: "a b" is "a%20b"
             entries[name] = by_sk[row["sk"]] = {
                 "name": name, "file": row["file"], "sk": row["sk"], "batch": batch, "lines": row["n_lines"],
                 "header_ok": row["header_ok"], **{c: row[f] for c, f in zip(HEADER_COLUMNS, HEADER_FIELDS)},

@@ -73,6 +73,14 @@ def test_a_growing_log_is_read_again_and_a_removed_log_drops_out(spark, replays,
     assert_counts_like_python(grown, replays)
 
 
+def test_a_log_whose_name_needs_quoting_in_a_uri_counts(spark, replays, tmp_path):
+    """Spark names a file by its URI ("a b" is "a%20b"): the manifest must name the log itself,
+    or its sessions silently drop out while the plain count keeps them."""
+    (replays / "derived-0-2.jsonl").rename(replays / "day 1 100% é.jsonl")
+    summary = run(spark, replays, tmp_path)
+    assert_counts_like_python(summary, replays)
+
+
 def test_many_runs_are_merged_into_one_batch(spark, replays, tmp_path, monkeypatch):
     monkeypatch.setattr(ingest, "MAX_BATCHES", 2)
     aside = tmp_path / "aside"
