@@ -8,8 +8,9 @@ and forgets the logs that were removed from the directory. A run with nothing ne
 A batch of logs is read in one pass (``backend.stats.load``: every line parsed once, the lines
 worth keeping written to ``lines/``); then, from those kept lines read back by the driver with
 Arrow, the manifest's entries and the per-session event tables (``backend.stats.derive``),
-while the rules' fold runs over each whole session on the executors
-(``backend.stats.violations``), told by the parse which lines were set aside.
+while the rules' fold runs over each whole session (``backend.stats.violations``: in the driver
+for a batch up to ``FOLD_IN_DRIVER_BYTES``, else on the executors), told by the parse which
+lines were set aside.
 The layout and the manifest are ``backend.stats.table``'s.
 
 Every dashboard run with new logs adds a batch; many small batches, or batches whose logs are
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -38,6 +40,14 @@ from backend.stats.table import HEADER_FIELDS, Table
 
 MAX_BATCHES = 8
 """More batches than this (each dashboard run with new logs adds one) are merged."""
+
+FOLD_IN_DRIVER_BYTES = 256 * 1024 * 1024
+"""The largest batch whose rules' fold runs in the driver, in bytes of logs (~800,000 records).
+Measured (docs/performance.md, issue 16, sixth round) with ``local[2]``: 200,000 records fold
+in 0.66 CPU-s in the driver, which does it while Spark parses, against ~1.0 s of wall time (3.2
+CPU-s) as a job on both cores after the parse; at a million the job is as fast as the driver
+alone (3.0 s against 3.25). Above it the executors' cores, however many, are worth the job's
+overhead."""
 
 
 def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Table) -> tuple[Manifest, dict]:
@@ -59,10 +69,8 @@ def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Ta
     if changed:
         batch = manifest.next_batch
         manifest.next_batch += 1
-        # Every log new (a first run, or a rebuilt table): read the directory, which Spark lists
-        # in one call, rather than name tens of thousands of files.
-        paths = str(replays) if len(changed) == len(listing) else [str(Path(replays) / n) for n in changed]
-        entries = _read_batch(get_spark(), paths, table, batch)
+        entries = _read_batch(get_spark(), Path(replays), changed, len(changed) == len(listing), table, batch,
+                              fold_in_driver=sum(listing[n][0] for n in changed) <= FOLD_IN_DRIVER_BYTES)
         manifest.add([{**entries.get(name, _empty_entry(name)), "size": listing[name][0], "mtime_ns": listing[name][1]}
                       for name in changed])
         manifest.written[batch] = len(entries)
@@ -78,25 +86,37 @@ def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Ta
                       "removed": len(removed), "compacted": compacted}
 
 
-def _read_batch(spark: SparkSession, paths: str | list[str], table: Table, batch: int) -> dict[str, dict]:
-    """Parse the given logs (or every log of a directory) once, append their kept lines and event
-    tables to the table as ``batch``, and return the manifest entry of every log that has at least
-    one line (from the first lines just written: no second parse).
+def _read_batch(spark: SparkSession, replays: Path, names: list[str], every_log: bool, table: Table, batch: int,
+                fold_in_driver: bool) -> dict[str, dict]:
+    """Parse the logs ``names`` of ``replays`` (``every_log``: all of them) once, append their
+    kept lines and event tables to the table as ``batch``, and return the manifest entry of
+    every log that has at least one line (from the first lines just written: no second parse).
 
     After Spark's parse and write, the kept lines are small and the driver takes over with Arrow:
-    the entries and the lines set aside, then — while the rules' fold runs on the executors,
-    which needs the latter — the event tables, a day at a time (``backend.stats.derive``)."""
-    files = read_files(spark, paths)  # listed once: read by the parse, and again by the fold
-    kept = kept_lines(parse_lines(files, batch))
-    # As many writers as cores: each writes one file per day, not one per day per input split.
-    _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
-    entries, set_aside = _entries(table, batch)
-    sessions = {e["sk"]: set_aside.get(e["sk"], []) for e in entries.values() if e["header_ok"]}
-    with ThreadPoolExecutor(1, thread_name_prefix="kclab-derive") as pool:
+    the entries and the lines set aside, then — while the rules' fold runs, which needs the
+    latter — the event tables, a day at a time (``backend.stats.derive``). A batch folded in the
+    driver is folded ahead while Spark parses (``violations.fold_ahead``)."""
+    # Every log new (a first run, or a rebuilt table): read the directory, which Spark lists in
+    # one call, rather than name tens of thousands of files.
+    files = read_files(spark, str(replays) if every_log else [str(replays / n) for n in names])
+    kept = kept_lines(parse_lines(files, batch))  # files listed once: read by the parse, and by a fold on the executors
+    with ThreadPoolExecutor(2, thread_name_prefix="kclab-fold") as pool:
+        stop = threading.Event()
+        ahead = pool.submit(violations.fold_ahead, replays, names, stop) if fold_in_driver else None
+        try:
+            # As many writers as cores: each writes one file per day, not one per day per input split.
+            _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
+        except BaseException:
+            stop.set()
+            raise
+        entries, set_aside = _entries(table, batch)
+        logs = {e["sk"]: (e["name"], e["lines"], set_aside.get(e["sk"], [])) for e in entries.values() if e["header_ok"]}
         derived = pool.submit(_derive, table, batch)
-        # The fold runs in Python on the executors meanwhile (Arrow's compute releases the GIL).
-        write_parquet(violations.violations_of(files, batch, sessions),
-                      table.event_batch("violations", batch))
+        # The fold runs meanwhile (Arrow's compute releases the GIL).
+        if ahead is not None:
+            write_arrow(violations.fold_logs(replays, logs, ahead.result()), table.event_batch("violations", batch))
+        else:
+            write_parquet(violations.violations_of(files, batch, logs), table.event_batch("violations", batch))
         for name, rows in derived.result().items():
             write_arrow(rows, table.event_batch(name, batch))
     return entries

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.stats.violations import decode_lines, session_violations
+from backend.stats.violations import decode_lines, fold_ahead, fold_logs, session_violations
 from backend.view.page import broken_rules
 from tests.view.breaking import BREAKS, read_records
 
@@ -80,3 +81,58 @@ def test_a_logs_fold_gives_the_reference_verdicts(name, protocol_logs):
         assert want.get(rule, 0) >= 1, f"{name} should break {rule}"
     else:
         assert set(want) == ({"acked_not_lost"} if name.startswith("unclean") else set())
+
+
+def test_lines_past_the_parses_count_are_not_read(protocol_logs):
+    """A session still being recorded grows between the parse and the fold: the fold reads the
+    lines the parse counted (the next run reads the log again), so a half-written new line is
+    not decoded (it would fail the whole log)."""
+    text = protocol_logs["zombie_controller_fenced"].read_text()
+    counted = text.count("\n")
+    assert session_violations(text + '{"kind": "zk", "se', [], counted) == session_violations(text, [])
+    with pytest.raises(ValueError):
+        session_violations(text + '{"kind": "zk", "se\n', [])
+
+
+def test_the_drivers_fold_reads_each_log_as_its_own_fold(protocol_logs, tmp_path):
+    """``fold_logs`` gives, per session key, what ``session_violations`` gives for the log's
+    text; a log removed since the parse gives no rows."""
+    path = protocol_logs["unclean_election_loses_acks1"]
+    (tmp_path / "a log.jsonl").write_bytes(path.read_bytes())
+    n_lines = path.read_text().count("\n")
+    rows = fold_logs(tmp_path, {7: ("a log.jsonl", n_lines, []), 8: ("gone.jsonl", 3, [])}).to_pylist()
+    want = session_violations(path.read_text(), [])
+    assert want and rows == [{"sk": 7, "rule": rule, "violations": n} for rule, n in want.items()]
+
+
+def test_a_fold_ahead_of_the_parse_counts_only_where_the_parse_agrees(protocol_logs, tmp_path):
+    """The driver folds a small batch while Spark parses it, as if only a torn last line were
+    set aside; a verdict counts only where the parse then counted the same lines and set aside
+    the same ones, else the log is folded again with the parse's word."""
+    text = protocol_logs["unclean_election_loses_acks1"].read_text()
+    n = text.count("\n")
+    want = session_violations(text, [])
+    lines = text.split("\n")
+    (tmp_path / "clean.jsonl").write_text(text)
+    (tmp_path / "torn.jsonl").write_text(text + '{"kind": "log", "se')
+    (tmp_path / "damaged.jsonl").write_text("\n".join(lines[:5] + ['{"kind": "zk", "se'] + lines[5:]))
+    ahead = fold_ahead(tmp_path, ["clean.jsonl", "torn.jsonl", "damaged.jsonl", "gone.jsonl"], threading.Event())
+    assert want and ahead["clean.jsonl"] == (n, [], want) and ahead["torn.jsonl"] == (n + 1, [n], want)
+    assert ahead["damaged.jsonl"] == (n + 1, [], None) and "gone.jsonl" not in ahead
+
+    def verdicts(rows):
+        out = {}
+        for row in rows.to_pylist():
+            out.setdefault(row["sk"], {})[row["rule"]] = row["violations"]
+        return out
+
+    (tmp_path / "clean.jsonl").unlink()  # from here on only the fold ahead knows these two
+    (tmp_path / "torn.jsonl").unlink()
+    agreed = {1: ("clean.jsonl", n, []), 2: ("torn.jsonl", n + 1, [n]), 3: ("damaged.jsonl", n + 1, [5])}
+    assert verdicts(fold_logs(tmp_path, agreed, ahead)) == {1: want, 2: want, 3: want}
+    # The parse saw otherwise (the log grew; it set another line aside): read again, and gone.
+    disagreed = {1: ("clean.jsonl", n + 1, []), 2: ("torn.jsonl", n + 1, [])}
+    assert fold_logs(tmp_path, disagreed, ahead).num_rows == 0
+    stopped = threading.Event()
+    stopped.set()
+    assert fold_ahead(tmp_path, ["damaged.jsonl"], stopped) == {}

@@ -9,9 +9,10 @@ import json
 import os
 import shutil
 
+import pyarrow.parquet as pq
 import pytest
 
-from backend.stats import baseline, ingest, table
+from backend.stats import baseline, ingest, table, violations
 from backend.stats.job import run_job
 from backend.stats.synthetic import load_log, write_log
 from tests.stats.test_end_to_end import _close
@@ -79,6 +80,23 @@ def test_a_log_whose_name_needs_quoting_in_a_uri_counts(spark, replays, tmp_path
     (replays / "derived-0-2.jsonl").rename(replays / "day 1 100% é.jsonl")
     summary = run(spark, replays, tmp_path)
     assert_counts_like_python(summary, replays)
+
+
+def test_the_rules_fold_in_the_driver_and_on_the_executors_gives_the_same_rows(spark, replays, tmp_path, monkeypatch):
+    """A class's day is folded in the driver, a semester on the executors: each must give the
+    same rows (and some rule is broken in these logs, so the comparison says something)."""
+    in_driver = []
+    fold_logs = violations.fold_logs
+    monkeypatch.setattr(violations, "fold_logs", lambda *args: in_driver.append(1) or fold_logs(*args))
+    folded = {}
+    for where, bound in (("driver", ingest.FOLD_IN_DRIVER_BYTES), ("executors", -1)):
+        monkeypatch.setattr(ingest, "FOLD_IN_DRIVER_BYTES", bound)
+        t = table.Table(tmp_path / where)
+        ingest.ingest(lambda: spark, replays, t)
+        rows = pq.read_table(t.event_batch("violations", 0))
+        folded[where] = sorted(zip(*(rows[c].to_pylist() for c in rows.column_names)))
+    assert in_driver == [1], "the small batch was folded in the driver, the other not"
+    assert folded["driver"] and folded["driver"] == folded["executors"]
 
 
 def test_many_runs_are_merged_into_one_batch(spark, replays, tmp_path, monkeypatch):
