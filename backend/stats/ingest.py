@@ -9,8 +9,8 @@ A batch of logs is read in one pass (``backend.stats.load``: every line parsed o
 worth keeping written to ``lines/``); then, from those kept lines read back by the driver with
 Arrow, the manifest's entries and the per-session event tables (``backend.stats.derive``),
 while the rules' fold runs over each whole session (``backend.stats.violations``: in the driver
-for a batch up to ``FOLD_IN_DRIVER_BYTES``, else on the executors), told by the parse which
-lines were set aside.
+in local mode or for a small batch, else on the executors: ``folds_in_driver``), told by the
+parse which lines were set aside.
 The layout and the manifest are ``backend.stats.table``'s.
 
 Every dashboard run with new logs adds a batch; many small batches, or batches whose logs are
@@ -35,6 +35,7 @@ from pyspark.sql import functions as F
 from backend.stats import derive, violations
 from backend.stats.load import HEADER_COLUMNS, kept_lines, parse_lines, read_files
 from backend.stats.output import write_arrow, write_parquet
+from backend.stats.session import is_local
 from backend.stats.manifest import Manifest
 from backend.stats.table import HEADER_FIELDS, Table
 
@@ -42,12 +43,19 @@ MAX_BATCHES = 8
 """More batches than this (each dashboard run with new logs adds one) are merged."""
 
 FOLD_IN_DRIVER_BYTES = 256 * 1024 * 1024
-"""The largest batch whose rules' fold runs in the driver, in bytes of logs (~800,000 records).
-Measured (docs/performance.md, issue 16, sixth round) with ``local[2]``: 200,000 records fold
-in 0.66 CPU-s in the driver, which does it while Spark parses, against ~1.0 s of wall time (3.2
-CPU-s) as a job on both cores after the parse; at a million the job is as fast as the driver
-alone (3.0 s against 3.25). Above it the executors' cores, however many, are worth the job's
-overhead."""
+"""With a cluster's master, the largest batch whose rules' fold runs in the driver, in bytes of
+logs (~800,000 records): above it the executors' cores, however many, are worth their job's
+overhead (``folds_in_driver``)."""
+
+
+def folds_in_driver(master: str, batch_bytes: int) -> bool:
+    """Where a batch's rules' fold runs. In the driver, ahead of the parse, in local mode: the
+    executors are the driver's own cores, which a fold job would only load with reading every
+    file in the JVM and pickling its text to Python, after the parse (docs/performance.md, issue
+    16, sixth round: a class's day 0.66 CPU-s in the driver against 3.2 CPU-s as a job; the cold
+    10M run 97 s against 124 s, and 1.7 GB against 2.0 at its peak). On a cluster, only a small
+    batch: a semester's fold is spread over the executors."""
+    return is_local(master) or batch_bytes <= FOLD_IN_DRIVER_BYTES
 
 
 def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Table) -> tuple[Manifest, dict]:
@@ -69,8 +77,9 @@ def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Ta
     if changed:
         batch = manifest.next_batch
         manifest.next_batch += 1
-        entries = _read_batch(get_spark(), Path(replays), changed, len(changed) == len(listing), table, batch,
-                              fold_in_driver=sum(listing[n][0] for n in changed) <= FOLD_IN_DRIVER_BYTES)
+        spark = get_spark()
+        in_driver = folds_in_driver(spark.sparkContext.master, sum(listing[n][0] for n in changed))
+        entries = _read_batch(spark, Path(replays), changed, len(changed) == len(listing), table, batch, in_driver)
         manifest.add([{**entries.get(name, _empty_entry(name)), "size": listing[name][0], "mtime_ns": listing[name][1]}
                       for name in changed])
         manifest.written[batch] = len(entries)

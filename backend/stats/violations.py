@@ -9,14 +9,14 @@ Spark's parse (``backend.stats.load``), and only the parse's line count and the 
 lines it set aside come along, so the two can never disagree and the Python side only decodes
 JSON (no second check of every field).
 
-Where it runs depends on the batch (``fold_logs`` or ``violations_of``, the same function per
-log). A dashboard Run's batch — a class's day, tens of MB — is folded in the driver: a Spark job
-would spend more than the fold itself on reading each file in the JVM, pickling its text to a
-Python worker and scheduling (issue 16: 0.66 CPU-s in the driver against ~1 s of wall time and
-3.2 CPU-s as a job, for 200,000 records), and the driver, which only waits while Spark parses,
-folds the batch ahead of the parse's word (``fold_ahead``). A semester's batch is folded on the executors, whose
-cores then pay for that overhead; they need this package and its Python (``PYSPARK_PYTHON``;
-the compose file's worker runs the app's image).
+Where it runs (``backend.stats.ingest.folds_in_driver``; ``fold_logs`` or ``violations_of``, the
+same function per log): in local mode, and for a small batch on a cluster, in the driver, which
+only waits while Spark parses and so folds the batch ahead of the parse's word (``fold_ahead``)
+— a Spark job would spend more than the fold itself on reading each file in the JVM, pickling
+its text to a Python worker and scheduling (issue 16: 0.66 CPU-s in the driver against 3.2
+CPU-s as a job, for 200,000 records). A semester's batch on a cluster is folded on the
+executors, whose cores then pay for that overhead; they need this package and its Python
+(``PYSPARK_PYTHON``; the compose file's worker runs the app's image).
 Rows: one per session and broken rule — ``sk``, ``rule``, ``violations``.
 """
 

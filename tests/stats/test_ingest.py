@@ -83,20 +83,28 @@ def test_a_log_whose_name_needs_quoting_in_a_uri_counts(spark, replays, tmp_path
 
 
 def test_the_rules_fold_in_the_driver_and_on_the_executors_gives_the_same_rows(spark, replays, tmp_path, monkeypatch):
-    """A class's day is folded in the driver, a semester on the executors: each must give the
-    same rows (and some rule is broken in these logs, so the comparison says something)."""
+    """Local mode or a small batch folds in the driver, a cluster's semester on the executors:
+    each must give the same rows (and some rule is broken in these logs, so the comparison says
+    something)."""
     in_driver = []
     fold_logs = violations.fold_logs
     monkeypatch.setattr(violations, "fold_logs", lambda *args: in_driver.append(1) or fold_logs(*args))
     folded = {}
-    for where, bound in (("driver", ingest.FOLD_IN_DRIVER_BYTES), ("executors", -1)):
-        monkeypatch.setattr(ingest, "FOLD_IN_DRIVER_BYTES", bound)
+    for where, decide in (("driver", ingest.folds_in_driver), ("executors", lambda master, size: False)):
+        monkeypatch.setattr(ingest, "folds_in_driver", decide)
         t = table.Table(tmp_path / where)
         ingest.ingest(lambda: spark, replays, t)
         rows = pq.read_table(t.event_batch("violations", 0))
         folded[where] = sorted(zip(*(rows[c].to_pylist() for c in rows.column_names)))
-    assert in_driver == [1], "the small batch was folded in the driver, the other not"
+    assert in_driver == [1], "the local run was folded in the driver, the other not"
     assert folded["driver"] and folded["driver"] == folded["executors"]
+
+
+def test_a_semester_on_a_cluster_is_folded_on_the_executors_and_everything_local_in_the_driver():
+    big = ingest.FOLD_IN_DRIVER_BYTES + 1
+    assert ingest.folds_in_driver("local[2]", big) and ingest.folds_in_driver("local", 10 * big)
+    assert not ingest.folds_in_driver("spark://spark-master:7077", big)
+    assert ingest.folds_in_driver("spark://spark-master:7077", ingest.FOLD_IN_DRIVER_BYTES)
 
 
 def test_many_runs_are_merged_into_one_batch(spark, replays, tmp_path, monkeypatch):
