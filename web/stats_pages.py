@@ -13,7 +13,8 @@ The output lives in ``<DATA_DIR>/stats`` and is read from the job's JSON copies:
 process needs no Parquet reader, and showing a chart never touches Spark. The job runs in one
 background thread per app, one run at a time, on the process's one SparkSession
 (``backend.stats.session``), never one per request: opening ``/stats`` starts it in the
-background, so it is warm by the time the instructor presses Run. Its master is
+background and runs its parse once on a few logs, so it is warm by the time the instructor
+presses Run. Its master is
 ``KCLAB_SPARK_MASTER`` (docker-compose: the compose file's Spark cluster), else local mode.
 Heavy imports (pyspark) happen in those threads, so an app whose /stats is never opened never
 loads them.
@@ -49,11 +50,13 @@ def spark_job(replays: Path, out: Path, progress: Callable[[dict], None], master
     return run_job(replays, out, spark=spark_session(master), progress=progress, stream=None)
 
 
-def warm_spark(master: str) -> None:
-    """Start the process's SparkSession now (the JVM and the context take seconds), so that the
-    instructor's first Run does not wait for it."""
+def warm_spark(master: str, replays: Path) -> None:
+    """Start the process's SparkSession now (the JVM and the context take seconds) and run its
+    parse once on a few logs (``backend.stats.job.warm_up``), so that the instructor's first
+    Run waits for neither."""
+    from backend.stats.job import warm_up
     from backend.stats.session import spark_session
-    spark_session(master)
+    warm_up(spark_session(master), replays)
 
 
 class StatsRunner:
@@ -135,7 +138,7 @@ def _set_up(setup_state) -> None:
             return spark_job(replays, out, progress, master)
 
         def warm():
-            warm_spark(master)
+            warm_spark(master, data / "replays")
     app.extensions["kclab_stats"] = StatsRunner(data / "replays", data / "stats", run, warm)
 
 

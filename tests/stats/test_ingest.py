@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from backend.stats import baseline, ingest, table, violations
-from backend.stats.job import run_job
+from backend.stats.job import WARM_UP_LOGS, run_job, warm_up
 from backend.stats.synthetic import load_log, write_log
 from tests.stats.test_end_to_end import _close
 
@@ -105,6 +105,24 @@ def test_a_semester_on_a_cluster_is_folded_on_the_executors_and_everything_local
     assert ingest.folds_in_driver("local[2]", big) and ingest.folds_in_driver("local", 10 * big)
     assert not ingest.folds_in_driver("spark://spark-master:7077", big)
     assert ingest.folds_in_driver("spark://spark-master:7077", ingest.FOLD_IN_DRIVER_BYTES)
+
+
+def test_the_dashboards_warm_up_parses_a_few_logs_and_leaves_nothing_behind(spark, replays, tmp_path, monkeypatch):
+    """Opening /stats runs the parse once on copies of the smallest logs, in a scratch directory:
+    the directory of logs, and every table and output, stay as they were."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "scratch"))
+    (tmp_path / "scratch").mkdir()
+    (replays / "empty.jsonl").write_bytes(b"")  # no lines: nothing to warm with
+    before = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in replays.iterdir())
+    summary = warm_up(spark, replays)
+    assert summary["ingest"]["read_files"] == WARM_UP_LOGS and summary["input"]["records"] > 0
+    smallest = sorted(p.stat().st_size for p in replays.iterdir() if p.stat().st_size)[:WARM_UP_LOGS]
+    assert summary["input"]["bytes"] == sum(smallest)
+    assert sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in replays.iterdir()) == before
+    assert list((tmp_path / "scratch").iterdir()) == [] and not (tmp_path / "out-table").exists()
+    assert warm_up(spark, tmp_path / "no such directory") is None
+    (tmp_path / "none").mkdir()
+    assert warm_up(spark, tmp_path / "none") is None
 
 
 def test_many_runs_are_merged_into_one_batch(spark, replays, tmp_path, monkeypatch):
