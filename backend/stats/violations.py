@@ -41,12 +41,18 @@ def session_violations(text: str, set_aside: list[int], n_lines: int | None = No
     the parse's count, bounds the lines read: a session still being recorded may have grown
     since the parse, and its new lines are read when the next run ingests the log again."""
     lines = text.split("\n")
-    in_text = len(lines) - 1 if text.endswith("\n") else len(lines)
+    in_text = count_lines(text)
     n_lines = in_text if n_lines is None else min(n_lines, in_text)
     skip = set(set_aside)
     records = decode_lines([lines[i] for i in range(1, n_lines) if i not in skip])
     records.sort(key=itemgetter("seq"))
     return broken_rules(records)
+
+
+def count_lines(text: str) -> int:
+    """A log's lines as the parse counts them (``backend.stats.load``): an unterminated last
+    line counts, an empty file has none."""
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
 def decode_lines(lines: list[str]) -> list:
@@ -74,7 +80,7 @@ verdicts (None: the fold failed, so the log waits for the parse's word)."""
 
 
 def fold_ahead(replays: Path, names: Iterable[str], stop: threading.Event) -> Ahead:
-    """While Spark parses a small batch (the driver only waits for it then), fold each log as if
+    """While Spark parses a batch (the driver only waits for it then), fold each log as if
     only a torn last line were set aside: what the parse decides for every log but a damaged
     one. ``fold_logs`` takes a result only where the parse agrees — the same count of lines and
     the same lines set aside — and folds the others again with the parse's word, so the parse
@@ -87,7 +93,7 @@ def fold_ahead(replays: Path, names: Iterable[str], stop: threading.Event) -> Ah
         text = _read(replays / name)
         if text is None:
             continue
-        n_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        n_lines = count_lines(text)
         torn = [n_lines - 1] if text and not text.endswith("\n") else []
         try:
             out[name] = (n_lines, torn, session_violations(text, torn, n_lines))
