@@ -53,7 +53,7 @@ def folds_in_driver(master: str, batch_bytes: int) -> bool:
     executors are the driver's own cores, which a fold job would only load with reading every
     file in the JVM and pickling its text to Python, after the parse (docs/performance.md, issue
     16, sixth round: a class's day 0.66 CPU-s in the driver against 3.2 CPU-s as a job; the cold
-    10M run 97 s against 124 s, and 1.7 GB against 2.0 at its peak). On a cluster, only a small
+    10M run 97 s against 117 s, and 1.7 GB against 2.1 at its peak). On a cluster, only a small
     batch: a semester's fold is spread over the executors."""
     return is_local(master) or batch_bytes <= FOLD_IN_DRIVER_BYTES
 
@@ -65,7 +65,7 @@ def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Ta
     nothing new starts no JVM; ``backend.stats.session.LazySpark``). Returns the manifest
     and what was done (``read_files``, ``read_bytes``, ``removed``, ``compacted``), with the
     ``listing`` of the directory (files, bytes: listed once per run)."""
-    listing = _list_logs(Path(replays))
+    listing = list_logs(Path(replays))
     manifest = table.load()
     if not len(manifest):
         shutil.rmtree(table.lines, ignore_errors=True)
@@ -207,7 +207,7 @@ def _empty_entry(name: str) -> dict:
             **{c: None for c in HEADER_COLUMNS}, "date": None, "malformed": {}}
 
 
-def _list_logs(replays: Path) -> dict[str, tuple[int, int]]:
+def list_logs(replays: Path) -> dict[str, tuple[int, int]]:
     """``*.jsonl`` files directly in ``replays``: name -> (size, mtime in ns)."""
     out = {}
     for entry in os.scandir(replays):

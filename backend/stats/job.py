@@ -95,11 +95,13 @@ def warm_up(spark, replays: str | Path) -> dict | None:
     import shutil
     import tempfile
 
+    from backend.stats.ingest import list_logs
+
     try:
-        sizes = [(e.stat().st_size, e.name) for e in os.scandir(replays) if e.name.endswith(".jsonl") and e.is_file()]
+        listing = list_logs(Path(replays))
     except OSError:
         return None
-    smallest = heapq.nsmallest(WARM_UP_LOGS, [(size, name) for size, name in sizes if size])
+    smallest = heapq.nsmallest(WARM_UP_LOGS, [(size, name) for name, (size, _) in listing.items() if size])
     if not smallest:
         return None
     with tempfile.TemporaryDirectory(prefix="kclab-stats-warm-up-") as scratch:
