@@ -10,6 +10,14 @@ last saw. Re-reading rather than trusting the watch's event type matters: ``/con
 often deleted and re-created by another broker within milliseconds, between two looks — the
 different czxid then tells a deletion-and-creation from a change. (kazoo's TreeCache misses
 exactly that case, which is why we do not use it.)
+
+The event's type still says *which* read: a data watch and a child watch are separate and
+one-shot, and a data change leaves the child watch in place (and the other way round), so a
+data event is answered with a ``get`` and a child event with a ``get_children`` (with the
+parent's stat, which tells a re-created node). Both reads happen only for a node new to the
+observer or created again. A node's deletion fires both its watches; a read already queued for
+a path is not queued twice. Reading both on every event was two thirds of a sandbox's
+ZooKeeper requests per fault (issue 14, docs/performance.md).
 """
 
 from __future__ import annotations
@@ -27,6 +35,12 @@ from backend.core.subjects import znode_subject
 from backend.zk.znode_decoder import describe_data
 
 _STOP = object()
+_ALL, _DATA, _CHILDREN = "all", "data", "children"
+_RESYNC = ("all", "/")
+"""Look at the whole tree again (at start, and after a reconnection)."""
+_READ_FOR = {EventType.CHANGED: _DATA, EventType.DELETED: _DATA, EventType.CREATED: _ALL,
+             EventType.CHILD: _CHILDREN}
+"""The read a watch event asks for (a deletion: a ``get``, which also tells a node created again)."""
 
 
 class ZkObserver:
@@ -38,11 +52,13 @@ class ZkObserver:
         self._known: dict[str, tuple[bytes, object]] = {}  # path -> (data, stat)
         self._children: dict[str, set[str]] = {}
         self._queue: queue.Queue = queue.Queue()
+        self._pending: set[tuple[str, str]] = set()  # queued reads, so that none is queued twice
+        self._pending_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="zk-observer", daemon=True)
 
     def start(self) -> None:
         self._zk.add_listener(self._on_state)
-        self._queue.put("/")
+        self._queue.put(_RESYNC)
         self._thread.start()
 
     def close(self) -> None:
@@ -52,45 +68,75 @@ class ZkObserver:
 
     def _on_state(self, state) -> None:
         if state == KazooState.CONNECTED:
-            self._queue.put("/")  # kazoo dropped every watch on the disconnect: look at everything
+            self._queue.put(_RESYNC)  # kazoo dropped every watch on the disconnect: look at everything
 
     def _watch(self, event) -> None:
-        if event.type != EventType.NONE:
-            self._queue.put(event.path)
+        read = _READ_FOR.get(event.type)
+        if read is None:
+            return
+        with self._pending_lock:
+            if (read, event.path) in self._pending:
+                return  # already queued and not yet read: that read will see this change too
+            self._pending.add((read, event.path))
+        self._queue.put((read, event.path))
 
     def _run(self) -> None:
         while True:
-            path = self._queue.get()
-            if path is _STOP:
+            item = self._queue.get()
+            if item is _STOP:
                 return
+            read, path = item
+            with self._pending_lock:
+                self._pending.discard(item)  # a change from here on queues a read again
             try:
-                self._refresh(path, recursive=path == "/")
+                # Only a resync walks the whole tree; a child event on "/" (``/controller`` made
+                # or gone) reads the root's children, and the new ones' subtrees, like any other.
+                self._refresh(path, read, recursive=item is _RESYNC)
             except Exception:  # noqa: BLE001 - a lost connection is repaired by the resync on reconnect
                 continue
 
-    def _refresh(self, path: str, recursive: bool = False) -> None:
+    def _refresh(self, path: str, read: str = _ALL, recursive: bool = False) -> None:
+        """Read ``path`` (``read``: its data, its children, or both), set the watch(es) again, and
+        record what differs from the last look. A node not seen before, or created again since
+        (another czxid), is read whole: its other watch is not set yet."""
+        before = self._known.get(path)
+        data = stat = children = None
         try:
-            data, stat = self._zk.get(path, watch=self._watch)
-            children = set(self._zk.get_children(path, watch=self._watch))
+            if read == _CHILDREN:
+                listed, stat = self._zk.get_children(path, watch=self._watch, include_data=True)
+                children = set(listed)
+            else:
+                data, stat = self._zk.get(path, watch=self._watch)
+            if before is None or before[1].czxid != stat.czxid:
+                if children is None:
+                    children = set(self._zk.get_children(path, watch=self._watch))
+                else:
+                    data, stat = self._zk.get(path, watch=self._watch)
+            elif read == _ALL:
+                children = set(self._zk.get_children(path, watch=self._watch))
         except NoNodeError:
             self._forget(path)
             return
-        before = self._known.get(path)
         if before is not None and before[1].czxid != stat.czxid:
             self._forget(path)  # deleted and created again between two looks
             before = None
-        if path != "/":
-            if before is None:
-                self._record(path, "created", data, stat)
-            elif before[1].mzxid != stat.mzxid:
-                self._record(path, "changed", data, stat)
-        self._known[path] = (data, stat)
+        # Children only: the data as last seen stays (its stat too: a data change it may show has
+        # its own event, and is recorded when that event's read compares the versions).
+        if data is not None:
+            if path != "/":
+                if before is None:
+                    self._record(path, "created", data, stat)
+                elif before[1].mzxid != stat.mzxid:
+                    self._record(path, "changed", data, stat)
+            self._known[path] = (data, stat)
+        if children is None:  # data only: the children (and their watch) are as last seen
+            return
         old_children = self._children.get(path, set())
         self._children[path] = children
         for gone in sorted(old_children - children):
             self._forget(_join(path, gone))
         for child in sorted(children if recursive else children - old_children):
-            self._refresh(_join(path, child), recursive)
+            self._refresh(_join(path, child), _ALL, recursive)
 
     def _forget(self, path: str) -> None:
         for child in sorted(self._children.pop(path, set())):

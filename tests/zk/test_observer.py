@@ -1,0 +1,162 @@
+"""The ZooKeeper observer against the suite's real ZooKeeper: every change to the watched tree
+becomes exactly one ``zk`` record, whichever read a watch event asked for.
+
+The observer answers a data event with a ``get`` and a child event with a ``get_children``
+(``backend/zk/observer.py``): these tests hold what that must not lose — a data change after
+many child changes and the other way round (each kind of watch must stay set), a node deleted
+and created again between two looks (told by its czxid, its children watched again), a
+deletion's two events recorded once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from kazoo.client import KazooClient
+
+from backend.zk.handler import PollingThreadingHandler
+from backend.zk.observer import ZkObserver
+from tests.support import close_client, started_client, wait_until
+
+
+class Seen:
+    """The observer's records, as (path, to_state) pairs, in order."""
+
+    def __init__(self) -> None:
+        self.records: list = []
+        self._lock = threading.Lock()
+
+    def __call__(self, records) -> None:
+        with self._lock:
+            self.records.extend(records)
+
+    def pairs(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return [(r.detail["path"], r.to_state) for r in self.records]
+
+    def of(self, path: str) -> list[str]:
+        return [state for p, state in self.pairs() if p == path]
+
+
+@pytest.fixture
+def watched(zk_hosts, chroot):
+    """(writer client, observer's records, observer's client) in this test's chroot."""
+    writer = started_client(zk_hosts + chroot)
+    reader = started_client(zk_hosts + chroot, handler=PollingThreadingHandler())
+    seen = Seen()
+    observer = ZkObserver(reader, seen, lambda session: None)
+    observer.start()
+    wait_until(lambda: seen.pairs() == [] and observer._known.get("/") is not None, 10, "the first look at /")
+    yield writer, seen, reader
+    observer.close()
+    close_client(reader)
+    close_client(writer)
+
+
+def step(seen: Seen, write, path: str, states: list[str]) -> None:
+    """Make one change and wait until the observer has recorded it (one look per change: the
+    observer reads the tree as it is, so two changes between two looks are one record)."""
+    write()
+    wait_until(lambda: seen.of(path) == states, 10, f"{path}: {states} (seen: {seen.pairs()})")
+
+
+def test_each_change_is_one_record_in_order(watched):
+    writer, seen, _ = watched
+    step(seen, lambda: writer.create("/a", b"1"), "/a", ["created"])
+    step(seen, lambda: writer.set("/a", b"2"), "/a", ["created", "changed"])
+    step(seen, lambda: writer.create("/a/b", b"x"), "/a/b", ["created"])
+    step(seen, lambda: writer.set("/a/b", b"y"), "/a/b", ["created", "changed"])
+    step(seen, lambda: writer.delete("/a/b"), "/a/b", ["created", "changed", "deleted"])
+    step(seen, lambda: writer.delete("/a"), "/a", ["created", "changed", "deleted"])
+    assert seen.pairs() == [("/a", "created"), ("/a", "changed"), ("/a/b", "created"), ("/a/b", "changed"),
+                            ("/a/b", "deleted"), ("/a", "deleted")]
+
+
+def test_a_data_change_after_child_changes_and_a_child_after_data_changes_are_both_seen(watched):
+    writer, seen, _ = watched
+    writer.create("/p", b"0")
+    wait_until(lambda: seen.of("/p") == ["created"], 10, "/p created")
+    for i in range(5):  # child events only: the data watch must stay set
+        writer.create(f"/p/c{i}", b"")
+        wait_until(lambda i=i: seen.of(f"/p/c{i}") == ["created"], 10, f"/p/c{i} created")
+    writer.set("/p", b"1")
+    wait_until(lambda: seen.of("/p") == ["created", "changed"], 10, "the data change after child changes")
+    for i in range(5):  # data events only: the child watch must stay set
+        writer.set("/p", b"%d" % (i + 2))
+        wait_until(lambda i=i: seen.of("/p").count("changed") == i + 2, 10, "each data change")
+    writer.create("/p/late", b"")
+    wait_until(lambda: seen.of("/p/late") == ["created"], 10, "the child created after data changes")
+    records = {(r.detail["path"], r.to_state, r.zk_version) for r in seen.records}
+    assert ("/p", "changed", 6) in records  # every version, each read with its data
+
+
+def test_a_node_deleted_and_created_again_between_two_looks_is_both_and_its_children_are_watched(watched):
+    writer, seen, _ = watched
+    writer.create("/controller", b'{"brokerid":1}')
+    writer.create("/controller/k", b"")
+    wait_until(lambda: seen.of("/controller/k") == ["created"], 10, "the first node")
+    # One transaction: no look can fall between the deletion and the creation.
+    tx = writer.transaction()
+    tx.delete("/controller/k")
+    tx.delete("/controller")
+    tx.create("/controller", b'{"brokerid":2}')
+    tx.commit()
+    wait_until(lambda: seen.of("/controller") == ["created", "deleted", "created"], 10,
+               "the deletion and the creation told apart by the czxid")
+    assert seen.of("/controller/k") == ["created", "deleted"]
+    writer.create("/controller/new", b"")  # the new node's child watch was set when it was read
+    wait_until(lambda: seen.of("/controller/new") == ["created"], 10, "a child of the new node")
+    writer.set("/controller", b'{"brokerid":3}')  # and its data watch
+    wait_until(lambda: seen.of("/controller")[-1:] == ["changed"], 10, "a data change of the new node")
+
+
+def test_a_child_read_does_not_hide_a_data_change_it_saw(watched, zk_hosts, chroot):
+    """A child event read after the data changed too: the data change is still recorded once."""
+    writer, seen, reader = watched
+    writer.create("/q", b"0")
+    wait_until(lambda: seen.of("/q") == ["created"], 10, "/q created")
+    tx = writer.transaction()  # both at once: the child event's read sees the new data version
+    tx.create("/q/c", b"")
+    tx.set_data("/q", b"1")
+    tx.commit()
+    wait_until(lambda: seen.of("/q") == ["created", "changed"] and seen.of("/q/c") == ["created"], 10,
+               "the data change and the child")
+    writer.set("/q", b"2")
+    wait_until(lambda: seen.of("/q") == ["created", "changed", "changed"], 10, "the next data change")
+
+
+def test_an_ephemeral_gone_with_its_session_is_recorded_once(watched, zk_hosts, chroot):
+    writer, seen, _ = watched
+    writer.create("/brokers/ids", b"", makepath=True)
+    owner = KazooClient(hosts=zk_hosts + chroot)
+    owner.start(timeout=10)
+    owner.create("/brokers/ids/1", b"{}", ephemeral=True)
+    wait_until(lambda: seen.of("/brokers/ids/1") == ["created"], 10, "the registration")
+    owner.stop()  # the session closes: ZooKeeper deletes the znode, firing its data and child watches
+    owner.close()
+    wait_until(lambda: seen.of("/brokers/ids/1") == ["created", "deleted"], 10, "the deletion")
+    writer.create("/brokers/ids/2", b"{}")  # the parent is still watched
+    wait_until(lambda: seen.of("/brokers/ids/2") == ["created"], 10, "the next registration")
+    assert seen.of("/brokers/ids/1") == ["created", "deleted"]
+
+
+def test_a_change_is_answered_by_reading_that_znode_only(watched):
+    """The reads a change costs do not grow with the tree: a data change is one ``get``, a child
+    created under ``/`` (``/controller``) two reads for it and one of the root's children — not a
+    walk of the whole tree again, which every controller change used to cost."""
+    writer, seen, reader = watched
+    writer.create("/brokers/topics/t/partitions/0/state", b"{}", makepath=True)
+    for i in range(1, 20):
+        writer.create(f"/brokers/topics/t/partitions/{i}/state", b"{}", makepath=True)
+    wait_until(lambda: len(seen.of("/brokers/topics/t/partitions/19/state")) == 1, 10, "the tree seen")
+    calls: list = []
+    reader._call = lambda request, handle, real=reader._call: calls.append(
+        (type(request).__name__, request.path.removeprefix(reader.chroot) or "/")) or real(request, handle)
+
+    step(seen, lambda: writer.set("/brokers/topics/t/partitions/3/state", b'{"leader":1}'),
+         "/brokers/topics/t/partitions/3/state", ["created", "changed"])
+    assert calls == [("GetData", "/brokers/topics/t/partitions/3/state")]
+    calls.clear()
+    step(seen, lambda: writer.create("/controller", b'{"brokerid":1}', ephemeral=True), "/controller", ["created"])
+    assert sorted(calls) == [("GetChildren", "/controller"), ("GetChildren2", "/"), ("GetData", "/controller")]
