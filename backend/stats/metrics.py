@@ -13,6 +13,7 @@ the driver with Arrow (``backend.stats.aggregate`` says why); no Spark job runs 
 from __future__ import annotations
 
 from functools import cached_property
+from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -211,4 +212,17 @@ class Metrics:
                       by=["op"], scopes=("overall", "class", "student", "cell"))
 
     def _malformed(self) -> pa.Table:
-        return self.events["malformed"].select(["file", "line", "reason", "excerpt"])
+        bad = self.events["malformed"].select(["file", "line", "reason", "excerpt"])
+        files = bad["file"].combine_chunks().dictionary_encode()  # a log's lines share one path
+        paths = pa.array([log_path(uri) for uri in files.dictionary.to_pylist()], pa.string())
+        return bad.set_column(0, "file", pc.take(paths, files.indices))
+
+
+def log_path(uri: str | None) -> str | None:
+    """A replay log as an instructor names it: Spark calls a local file by its URI
+    (``file:/srv/replays/day%201.jsonl``); the path is what ``ls`` shows (``/srv/replays/day
+    1.jsonl``). A cluster's file (``hdfs://…``) keeps its URI, the only name it has."""
+    if uri is None:
+        return None
+    parts = urlsplit(uri)
+    return unquote(parts.path) if parts.scheme == "file" else uri

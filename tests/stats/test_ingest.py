@@ -14,6 +14,7 @@ import pytest
 
 from backend.stats import baseline, ingest, table, violations
 from backend.stats.job import WARM_UP_LOGS, run_job, warm_up
+from backend.stats.output import read_json_dataset
 from backend.stats.synthetic import load_log, write_log
 from tests.stats.test_end_to_end import _close
 
@@ -78,8 +79,12 @@ def test_a_log_whose_name_needs_quoting_in_a_uri_counts(spark, replays, tmp_path
     """Spark names a file by its URI ("a b" is "a%20b"): the manifest must name the log itself,
     or its sessions silently drop out while the plain count keeps them."""
     (replays / "derived-0-2.jsonl").rename(replays / "day 1 100% é.jsonl")
+    (replays / "derived-0-0.jsonl").rename(replays / "day 0 50% é.jsonl")  # it has a damaged line
     summary = run(spark, replays, tmp_path)
     assert_counts_like_python(summary, replays)
+    # The malformed lines name the file as it is on disk, not by its URI.
+    files = {r["file"] for r in read_json_dataset(tmp_path / "out", "malformed")}
+    assert str(replays / "day 0 50% é.jsonl") in files, files
 
 
 def test_the_rules_fold_in_the_driver_and_on_the_executors_gives_the_same_rows(spark, replays, tmp_path, monkeypatch):
