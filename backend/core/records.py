@@ -14,7 +14,7 @@ refuses unknown versions, unknown fields and wrong types with a message that nam
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -117,11 +117,26 @@ class Record:
         """This record as it leaves the runtime: with its session, its place in the order and
         its wall-clock time (and its cause and the seq of that cause, when the runtime knows
         them and the record does not name its own). One copy, however many fields are set."""
-        return replace(
-            self, session_id=session_id, seq=seq, ts_ms=ts_ms,
+        return self.evolve(
+            session_id=session_id, seq=seq, ts_ms=ts_ms,
             cause=self.cause if self.cause is not None else cause,
             cause_seq=self.cause_seq if self.cause_seq is not None else cause_seq,
         )
+
+    def evolve(self, **changes: Any) -> Record:
+        """``dataclasses.replace(self, **changes)``, about ten times cheaper: every record is
+        copied at least twice on its way out (stamped by the bus, signed by the controller), and
+        ``replace`` walking the fields was a fifth of a controller thread's CPU per fault (issue
+        14). A copy of the instance's fields with the changes on top: the same record ``replace``
+        makes, as ``Record`` has no ``__post_init__`` and no field outside ``__init__``."""
+        unknown = changes.keys() - _FIELD_TYPES.keys()
+        if unknown:
+            raise TypeError(f"Record has no field(s) {', '.join(sorted(unknown))}")
+        copy = object.__new__(self.__class__)
+        fields_of_copy = copy.__dict__
+        fields_of_copy.update(self.__dict__)
+        fields_of_copy.update(changes)
+        return copy
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The record: round trip, and clear refusals of what schema version 1 cannot hold."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -21,6 +22,27 @@ def test_round_trip_through_json():
     assert "broker_id" not in data  # None fields are left out
     assert data["detail"] == {"assignment": [1, 2, 3]}  # not compared by ==: checked on its own
     assert list(data) == [name for name in FIELD_NAMES if name in data]  # keys in declaration order
+
+
+def test_evolve_makes_the_record_dataclasses_replace_makes_and_leaves_the_original_alone():
+    def made():  # every field set, built without evolve (stamped uses it)
+        return Record(kind="election", subject="partition:t-0", session_id="s1", seq=7, ts_ms=1700000000000,
+                      cause_seq=3, leader=2, isr=(2, 3), leader_epoch=1, election="offline", outcome="ok", broker_id=1,
+                      note="2 is the first live ISR member.", detail={"assignment": [1, 2, 3]})
+    original = made()
+    for name in FIELD_NAMES:  # each field changed on its own: no field is dropped or shared wrongly
+        value = {"isr": (4,), "detail": {"x": 1}, "correct": True}.get(name, 99 if name in (
+            "seq", "ts_ms", "v", "cause_seq", "controller_id", "controller_epoch", "partition", "broker_id", "leader",
+            "leader_epoch", "zk_version", "offset", "count", "step") else f"new {name}")
+        evolved, replaced = original.evolve(**{name: value}), replace(original, **{name: value})
+        assert evolved == replaced and evolved.to_dict() == replaced.to_dict(), name
+        assert getattr(evolved, name) == value and evolved.to_dict() != original.to_dict(), name
+    assert original == made() and original.to_dict() == made().to_dict()
+    assert hash(original.evolve(seq=8)) == hash(replace(original, seq=8))
+    with pytest.raises(TypeError, match="no field.*sqe"):
+        original.evolve(sqe=8)
+    with pytest.raises(AttributeError):  # still frozen
+        original.evolve(seq=8).seq = 9
 
 
 def test_stamping_keeps_a_known_cause():

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import replace
 from typing import Callable, Iterator
 
 from backend.core import ibp
@@ -149,8 +148,8 @@ class KafkaController:
         epoch = self.ctx.epoch or None
         self.gauges.count_unclean_elections(records)
         records = [r if r.controller_id is not None and r.controller_epoch is not None
-                   else replace(r, controller_id=self.broker_id if r.controller_id is None else r.controller_id,
-                                controller_epoch=epoch if r.controller_epoch is None else r.controller_epoch)
+                   else r.evolve(controller_id=self.broker_id if r.controller_id is None else r.controller_id,
+                                 controller_epoch=epoch if r.controller_epoch is None else r.controller_epoch)
                    for r in records]
         current = self._current
         if current is None:
@@ -160,7 +159,7 @@ class KafkaController:
     def emit_refused(self, records: list[Record]) -> list[Record]:
         """A write ZooKeeper refused names who attempted it and the epoch it believed it had: the
         space-time diagram draws it from this broker, the invariant panel fences this zombie."""
-        return self.emit([replace(r, controller_id=self.broker_id, controller_epoch=self.ctx.epoch or None)
+        return self.emit([r.evolve(controller_id=self.broker_id, controller_epoch=self.ctx.epoch or None)
                           if r.controller_id is None else r for r in records])
 
     # -- running the core's programs ----------------------------------------------------------
