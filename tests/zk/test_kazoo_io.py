@@ -168,3 +168,49 @@ def test_a_busy_client_leaves_the_process_random_state_alone(client):
     for i in range(20):  # each request wakes the connection thread: a turn of its loop
         client.exists(f"/absent-{i}")
     assert random.getstate() == before
+
+
+# -- createTopLevelPaths -----------------------------------------------------------------------
+def test_top_level_paths_are_made_in_kafkas_order_parents_first_and_asked_for_in_one_burst(client):
+    """The existence checks go out together (one wake-up of the connection thread); the missing
+    znodes are then made one by one, so a new cluster's czxids follow Kafka's order."""
+    from backend.zk import paths
+    from backend.zk.client import KafkaZkClient
+
+    client.create("/config", b"kept")  # one parent there already: left alone
+    wakeups: list = []
+
+    class Counted:  # the wake-up socket's write end, each write's bytes counted
+        def __init__(self, sock):
+            self.sock = sock
+
+        def send(self, data):
+            wakeups.append(len(data))
+            return self.sock.send(data)
+
+        def sendall(self, data):
+            wakeups.append(len(data))
+            return self.sock.sendall(data)
+
+        def __getattr__(self, name):
+            return getattr(self.sock, name)
+
+    client.handler._wake._sock = Counted(client.handler._wake._sock)
+
+    KafkaZkClient(client).create_top_level_paths()
+
+    assert wakeups[0] == len(paths.PERSISTENT_PATHS), "every existence check in one wake-up"
+    def parents_first(path):  # "/a/b" -> "/a", "/a/b"
+        parts = path.split("/")[1:]
+        return ["/" + "/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+    expected = []
+    for path in paths.PERSISTENT_PATHS:  # Kafka's createRecursive, path by path
+        expected += [prefix for prefix in parents_first(path) if prefix not in expected]
+    order = sorted(expected, key=lambda path: client.exists(path).czxid)
+    assert order == ["/config"] + [p for p in expected if p != "/config"]
+    assert client.get("/config")[0] == b"kept"
+
+    wakeups.clear()
+    KafkaZkClient(client).create_top_level_paths()  # all there: nothing made, one burst of checks
+    assert wakeups == [len(paths.PERSISTENT_PATHS)]
