@@ -21,7 +21,10 @@
    records) and runs the job again, as the dashboard's Run does.
 5. Every Spark run's headline numbers must equal the baseline's on the same input ("same
    numbers"); the warm runs are checked against the baseline over the final directory.
-6. ``--event-log DIR`` writes each Spark run's event log there (``bench/spark_events.py`` reads
+6. ``--before COMMIT`` also runs that commit's ``kclab stats`` (``git archive`` into a temporary
+   directory) in every cold run, right after this tree's, on the same input: a change measured
+   side by side with the code before it.
+7. ``--event-log DIR`` writes each Spark run's event log there (``bench/spark_events.py`` reads
    them); generated data is deleted at the end unless ``--keep`` or ``--work`` is given.
 
 Prints a Markdown table and writes the raw results as JSON (``--json``).
@@ -109,10 +112,10 @@ def generated(work: Path, templates: list, size: int) -> tuple[Path, dict]:
     return data, counts
 
 
-def measure(command: list[str], env: dict | None = None) -> dict:
+def measure(command: list[str], env: dict | None = None, cwd: Path = ROOT) -> dict:
     load_before, busy_before = os.getloadavg()[0], busy_seconds()
     started = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
                                env={**os.environ, **(env or {})})
     sampler = Sampler(process.pid)
     stdout, stderr = process.communicate()
@@ -135,21 +138,34 @@ def headline_equal(summary: dict, baseline: dict) -> bool:
     return close(json.loads(json.dumps(summary["headline"])), json.loads(json.dumps(baseline["headline"])))
 
 
-def run_size(data: Path, out: Path, masters: list[str], runs: int, env: dict) -> list[dict]:
-    """Cold runs, side by side: the baseline, then each master from an empty table, ``runs`` times."""
+def run_size(data: Path, out: Path, masters: list[str], runs: int, env: dict, before: Path | None = None) -> list[dict]:
+    """Cold runs, side by side: the baseline, then each master from an empty table, ``runs``
+    times; with ``before`` (a source tree), that tree's job too, after this one's."""
     rows = []
+    trees = [("", ROOT)] + ([("before ", before)] if before else [])
     for i in range(runs):
         base = measure([PYTHON, "-m", "backend.stats.baseline", str(data)])
         expected = json.loads(base["stdout"])
         rows.append({"engine": "python", "run": i, **{k: v for k, v in base.items() if k != "stdout"}})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         for master in masters:
-            shutil.rmtree(out.with_name(out.name + "-table"), ignore_errors=True)  # cold: parse every log
-            result = measure([KCLAB, "stats", "--replays", str(data), "--out", str(out), "--master", master, "--quiet"],
-                             env)
-            rows.append(spark_row(master, i, result, json.loads((out / "summary.json").read_text()), expected))
-            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+            for label, tree in trees:
+                shutil.rmtree(out.with_name(out.name + "-table"), ignore_errors=True)  # cold: parse every log
+                # The tree's own web.cli, as `kclab stats` runs it (the venv's kclab imports this checkout).
+                command = [PYTHON, "-c", "import sys; from web.cli import main; sys.exit(main())",
+                           "stats", "--replays", str(data), "--out", str(out), "--master", master, "--quiet"]
+                result = measure(command, {**env, "PYTHONPATH": str(tree)}, cwd=tree)
+                rows.append(spark_row(label + master, i, result, json.loads((out / "summary.json").read_text()), expected))
+                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
+
+
+def archived(commit: str, directory: Path) -> Path:
+    """``commit``'s tree, unpacked into ``directory`` (``git archive``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive.stdout, check=True)
+    return directory
 
 
 def spark_row(engine: str, run: int, result: dict, summary: dict, expected: dict | None) -> dict:
@@ -243,6 +259,7 @@ def main() -> int:
     parser.add_argument("--templates", type=Path, help="replay logs to derive sessions from")
     parser.add_argument("--work", type=Path, help="where generated data goes, kept and reused (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated data")
+    parser.add_argument("--before", metavar="COMMIT", help="also run this commit's job in every cold run (git archive)")
     parser.add_argument("--event-log", type=Path, help="write every Spark run's event log into this directory")
     parser.add_argument("--json", type=Path, help="write the raw results here")
     parser.add_argument("--warm-worker", nargs=6, help=argparse.SUPPRESS)
@@ -262,9 +279,10 @@ def main() -> int:
         paths = sorted(templates_dir.glob("*.jsonl")) or make_templates(templates_dir)
         templates = [load_log(p) for p in paths]
         print(f"{len(templates)} templates, {sum(len(t[1]) for t in templates)} records", file=sys.stderr)
+        before = archived(args.before, work / f"before-{args.before}") if args.before else None
         for size, count in zip(sizes, runs):
             data, counts = generated(work, templates, size)
-            rows = run_size(data, work / f"out-{size}", args.masters.split(","), count, env)
+            rows = run_size(data, work / f"out-{size}", args.masters.split(","), count, env, before)
             results.append({"records": counts["records"], "generated": counts, "rows": rows})
         if args.warm_runs:
             warm_data = work / "replays-warm"

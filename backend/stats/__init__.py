@@ -14,7 +14,8 @@ Module map:
 
 - ``schema``     the Spark schema of one replay-log line (tested against ``Record`` and the docs)
 - ``session``    the one SparkSession of a process (local mode settings from the environment notes)
-- ``load``       files -> lines with their number, reason and narrow columns (each file read whole, once)
+- ``edges``      each log's first and last line, read by the driver from the file's two ends
+- ``load``       files -> the lines worth keeping, with their number, reason and narrow columns (Spark's line reader)
 - ``table``      the ingested table's layout and manifest, and how a run reads it
 - ``ingest``     bringing the table up to date: new logs parsed and derived, removed ones forgotten, batches merged
 - ``derive``     the per-session event tables each metric starts from (the transforms, run once per log)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,7 +34,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from backend.stats import derive, violations
-from backend.stats.load import HEADER_COLUMNS, kept_lines, parse_lines, read_files
+from backend.stats.edges import edges_table
+from backend.stats.load import HEADER_COLUMNS, kept_lines, one_split_per_file, read_ends, read_files, read_lines
 from backend.stats.output import write_arrow, write_parquet
 from backend.stats.session import is_local
 from backend.stats.manifest import Manifest
@@ -77,11 +79,20 @@ def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Ta
     if changed:
         batch = manifest.next_batch
         manifest.next_batch += 1
-        spark = get_spark()
-        in_driver = folds_in_driver(spark.sparkContext.master, sum(listing[n][0] for n in changed))
-        entries = _read_batch(spark, Path(replays), changed, len(changed) == len(listing), table, batch, in_driver)
-        manifest.add([{**entries.get(name, _empty_entry(name)), "size": listing[name][0], "mtime_ns": listing[name][1]}
-                      for name in changed])
+        with ThreadPoolExecutor(1, thread_name_prefix="kclab-edges") as pool:
+            # Both ends of each new log, read while the JVM starts (a cold run's first seconds).
+            ends = pool.submit(edges_table, Path(replays), changed)
+            spark = get_spark()
+            in_driver = folds_in_driver(spark.sparkContext.master, sum(listing[n][0] for n in changed))
+            entries = _read_batch(spark, Path(replays), changed, len(changed) == len(listing), table, batch, in_driver,
+                                  ends.result(), [listing[n][0] for n in changed])
+        rows = []
+        for name in changed:
+            entry = entries.get(name) or _empty_entry(name)
+            # A log that changed while it was read counts as read, and is read again at the next run.
+            settled = entry.pop("settled", True)
+            rows.append({**entry, "size": listing[name][0], "mtime_ns": listing[name][1] if settled else -1})
+        manifest.add(rows)
         manifest.written[batch] = len(entries)
     if changed or removed or not table.manifest_path.exists():
         # Unchanged otherwise: rewriting a semester's manifest cost a warm run time for nothing.
@@ -96,7 +107,7 @@ def ingest(get_spark: Callable[[], SparkSession], replays: str | Path, table: Ta
 
 
 def _read_batch(spark: SparkSession, replays: Path, names: list[str], every_log: bool, table: Table, batch: int,
-                fold_in_driver: bool) -> dict[str, dict]:
+                fold_in_driver: bool, edges: pa.Table, sizes: list[int]) -> dict[str, dict]:
     """Parse the logs ``names`` of ``replays`` (``every_log``: all of them) once, append their
     kept lines and event tables to the table as ``batch``, and return the manifest entry of
     every log that has at least one line (from the first lines just written: no second parse).
@@ -107,14 +118,18 @@ def _read_batch(spark: SparkSession, replays: Path, names: list[str], every_log:
     driver is folded ahead while Spark parses (``violations.fold_ahead``)."""
     # Every log new (a first run, or a rebuilt table): read the directory, which Spark lists in
     # one call, rather than name tens of thousands of files.
-    files = read_files(spark, str(replays) if every_log else [str(replays / n) for n in names])
-    kept = kept_lines(parse_lines(files, batch))  # files listed once: read by the parse, and by a fold on the executors
-    with ThreadPoolExecutor(2, thread_name_prefix="kclab-fold") as pool:
+    paths = str(replays) if every_log else [str(replays / n) for n in names]
+    lines = read_lines(spark, paths)
+    table.root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="edges-", dir=table.root) as scratch, \
+            ThreadPoolExecutor(2, thread_name_prefix="kclab-fold") as pool:
+        kept = kept_lines(lines, read_ends(spark, edges, lines, Path(scratch) / "edges.parquet"), batch)
         stop = threading.Event()
         ahead = pool.submit(violations.fold_ahead, replays, names, stop) if fold_in_driver else None
         try:
             # As many writers as cores: each writes one file per day, not one per day per input split.
-            _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
+            with one_split_per_file(spark, sizes):
+                _write_lines(kept.coalesce(spark.sparkContext.defaultParallelism).withColumn("batch", F.lit(batch)), table)
         except BaseException:
             stop.set()
             raise
@@ -125,7 +140,7 @@ def _read_batch(spark: SparkSession, replays: Path, names: list[str], every_log:
         if ahead is not None:
             write_arrow(violations.fold_logs(replays, logs, ahead.result()), table.event_batch("violations", batch))
         else:
-            write_parquet(violations.violations_of(files, batch, logs), table.event_batch("violations", batch))
+            write_parquet(violations.violations_of(read_files(spark, paths), batch, logs), table.event_batch("violations", batch))
         for name, rows in derived.result().items():
             write_arrow(rows, table.event_batch(name, batch))
     return entries
@@ -141,7 +156,7 @@ def _derive(table: Table, batch: int) -> dict[str, pa.Table]:
             for name in derive.NAMES if name != "violations"}
 
 
-_ENTRY_COLUMNS = ["sk", "line", "reason", "file", "n_lines", "header_ok", *HEADER_FIELDS]
+_ENTRY_COLUMNS = ["sk", "line", "reason", "file", "n_lines", "header_ok", "settled", *HEADER_FIELDS]
 
 
 def _entries(table: Table, batch: int) -> tuple[dict[str, dict], dict[int, list[int]]]:
@@ -157,7 +172,8 @@ def _entries(table: Table, batch: int) -> tuple[dict[str, dict], dict[int, list[
             name = unquote(row["file"].rsplit("/", 1)[-1])  # Spark's path is a URI: "a b" is "a%20b"
             entries[name] = by_sk[row["sk"]] = {
                 "name": name, "file": row["file"], "sk": row["sk"], "batch": batch, "lines": row["n_lines"],
-                "header_ok": row["header_ok"], **{c: row[f] for c, f in zip(HEADER_COLUMNS, HEADER_FIELDS)},
+                "header_ok": row["header_ok"], "settled": row["settled"],
+                **{c: row[f] for c, f in zip(HEADER_COLUMNS, HEADER_FIELDS)},
                 "date": day, "malformed": {}}
         bad = rows.filter(pc.field("reason").is_valid()).select(["sk", "reason", "line"])
         for sk, reason, line in zip(*(bad[c].to_pylist() for c in bad.column_names)):

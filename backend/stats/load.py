@@ -1,18 +1,26 @@
-"""Replay logs -> the lines worth keeping, each line parsed once, in one pass over the files.
+"""Replay logs -> the lines worth keeping, each line parsed once, by Spark's line reader.
 
-Two rules of the format are about *positions* in a file: the session header is the file's
-**first** line, and a last line without its newline was torn by a crash of the app
-(``backend/runtime/replay.py`` writes and flushes one line at a time). Each file is therefore
-read as one row (``wholetext``) and split into its lines here, so a line's number, its file's
-header and whether the file ends with a newline are at hand in the same row, with no second
-pass. A replay log is small (a 30-minute sandbox is a few MB), files are spread over tasks.
+Each log is read line by line (``spark.read.text``, only ``\n`` ending a line, as the app writes
+them) and every line is parsed once, with ``PARSE_SCHEMA``. Two rules of the format are about
+*positions*: the session header is the file's **first** line, and a last line without its
+newline was torn by a crash of the app (``backend/runtime/replay.py`` writes and flushes one line
+at a time). The line reader knows neither, so the driver first reads both ends of each file
+(``backend.stats.edges``: the first line's bytes, the last line's length and CRC-32, whether the
+file ends with a newline), and Spark
 
-Spark's line reader was tried first (issue 16): it knows neither position, so it needs a
-second scan of the text (per split: lines, first line, bytes) joined back to every line, and
-on the benchmark's data it cost twice the CPU of this pass (docs/performance.md). What made the
-old whole-file job slow was elsewhere: every line was parsed with every field (``note``,
-``detail`` copied), and the keep filter, pushed down by the optimizer, copied the parse once
-per field it read. Here each line is parsed inside the explode, once, with ``PARSE_SCHEMA``.
+- parses each file's first line from those bytes, beside the lines (``_headers``): whether it is a
+  valid header, its session and day, joined to every line of its file, so a line of another
+  session or of a file without a header is set aside as it is read;
+- numbers the lines of each file without a second pass: a file is read whole by one task (no
+  file is split: ``one_split_per_file``), whose rows get consecutive ids
+  (``monotonically_increasing_id``), and its first and last lines — recognised by length and
+  CRC-32, a rare look-alike only keeps one more line — are always kept, so among a file's kept
+  lines the first has the smallest id and the last the largest: a line's number is its id less
+  the first's, the file's line count the last's less the first's plus one.
+
+Reading each file whole as one string (what this module did before issue 16's second pass)
+cost as much CPU on the benchmark's small logs, but needed every log to fit in one string and one
+row; the line reader reads a log of any size in constant memory per task.
 
 Every line gets a ``reason`` when it cannot be used, and the job reports them instead of failing:
 
@@ -36,11 +44,22 @@ count and size: the ingested table's manifest is read from these), the malformed
 the records only those some metric reads (``backend.stats.events.relevant``), with only the
 columns the metrics read (``detail`` is never parsed as a whole: its two values come from the
 line's text, for the few lines that have them). ``backend.stats.ingest`` writes them.
+
+A log that grows while it is read (a session still being recorded) may show Spark more than the
+driver saw of its end: its first line's row then says ``settled`` false, and the ingest reads it
+again at the next run, as it does any log that changed.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -68,6 +87,7 @@ PARSE_SCHEMA = T.StructType([f for f in LINE_SCHEMA.fields
 
 
 FILE_COLUMNS = (("file_size", T.LongType()), ("n_lines", T.IntegerType()), ("header_ok", T.BooleanType()),
+                ("settled", T.BooleanType()),
                 *[(c, T.LongType() if c == "started_ms" else T.StringType()) for c in HEADER_COLUMNS if c != "student"],
                 ("session_student", T.StringType()))
 """Columns of a file's first line (null on every other line): the file and its header."""
@@ -82,85 +102,178 @@ KEPT_SCHEMA = T.StructType(
     + [T.StructField("date", T.StringType()), T.StructField("batch", T.IntegerType())])
 """A kept line as the ingested table stores it (``date`` and ``batch`` are its partition columns)."""
 
+_FILTERED = ("kind", "to_state", "outcome", "subject")
+"""The record columns ``relevant`` reads, taken out of the parse before the keep filter."""
+
 
 def read_files(spark: SparkSession, paths: list[str] | str) -> DataFrame:
-    """One row per file (the given files, or the ``*.jsonl`` files of a directory): path, size, text."""
+    """One row per file (the given files, or the ``*.jsonl`` files of a directory): path, size,
+    text. What the rules' fold on a cluster's executors reads (``backend.stats.violations``)."""
     reader = spark.read.option("pathGlobFilter", "*.jsonl") if isinstance(paths, str) else spark.read
     return (reader.text(paths, wholetext=True)
             .select(F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_size").alias("file_size"),
                     F.col("value")))
 
 
-def parse_lines(files: DataFrame, batch: int) -> DataFrame:
-    """Every line with its number (``line``, 0-based), ``reason`` (null: a usable line), the
-    session key ``sk`` (the file as read in this batch), ``date`` (its header's day, UTC), and
-    the narrow columns: the record columns, ``subject`` (zk and lesson records only), ``source``
-    (fault records: ``detail.source``), ``completed`` (a lesson's ``finished`` record:
-    ``detail.completed``), ``file``/``excerpt`` on malformed lines, ``FILE_COLUMNS`` on line 0."""
-    lines = F.split("value", "\n", -1)
-    per_file = files.select("file", "file_size", lines.alias("lines"), F.col("value").endswith("\n").alias("complete"))
-    per_file = per_file.withColumn(
-        "n_lines", F.when((F.size("lines") == 1) & (F.element_at("lines", 1) == ""), 0)
-        .when(F.col("complete"), F.size("lines") - 1).otherwise(F.size("lines")))
-    h = F.from_json(F.element_at("lines", 1), PARSE_SCHEMA, JSON_OPTIONS)
-    per_file = per_file.withColumn("h", h).withColumn("header_ok", _header_ok(F.col("h")))
-    # Parsed inside the explode: a parse in a projection above it would be copied by the
-    # optimizer into the pushed-down keep filter, once per field that filter reads.
-    parsed = F.transform("lines", lambda text: F.struct(text.alias("text"), F.from_json(text, PARSE_SCHEMA, JSON_OPTIONS)
-                                                        .alias("r")))
-    exploded = per_file.select(
-        F.xxhash64("file", F.lit(batch)).alias("sk"), "file", "file_size", "complete", "n_lines", "header_ok", "h",
-        F.when(F.col("header_ok"), F.date_format(F.timestamp_millis(F.col("h.started_ms")), "yyyy-MM-dd")).alias("date"),
-        F.posexplode(parsed).alias("line", "p"),
-    ).where(F.col("line") < F.col("n_lines"))
-    r, text, line = F.col("p.r"), F.col("p.text"), F.col("line")
-    reason = _reason(r, text, line, F.col("n_lines"), F.col("complete"), F.col("header_ok"), F.col("h.session_id"))
-    with_reason = exploded.withColumn("reason", reason)
-    bad, first, kind = F.col("reason").isNotNull(), line == 0, r.getField("kind")
-    header = F.col("header_ok") & first
-    return with_reason.select(
-        "sk", line.cast("int").alias("line"), "reason",
-        F.when(bad | first, F.col("file")).alias("file"), F.when(bad, F.substring(text, 1, EXCERPT_CHARS)).alias("excerpt"),
-        *[r.getField(c).alias(c) for c in RECORD_COLUMNS],
-        F.when(kind.isin("zk", "lesson"), r.getField("subject")).alias("subject"),
-        F.when(kind == "fault", F.get_json_object(text, "$.detail.source")).alias("source"),
-        F.when((kind == "lesson") & (r.getField("to_state") == "finished"),
-               F.get_json_object(text, "$.detail.completed") == "true").alias("completed"),
-        *[F.when(first, F.col(c)).alias(c) for c in ("file_size", "n_lines", "header_ok")],
-        *[F.when(header, F.col("h").getField(c)).alias(c) for c in HEADER_COLUMNS if c != "student"],
-        F.when(header, F.col("h.student")).alias("session_student"),
-        "date",
-    )
+def read_lines(spark: SparkSession, paths: list[str] | str) -> DataFrame:
+    """Spark's line reader over the given files (or the ``*.jsonl`` files of a directory): one
+    row per line, only ``\n`` ending one (the default also splits at a ``\r``, which the app
+    never writes but a damaged line may hold)."""
+    reader = spark.read.option("lineSep", "\n")
+    if isinstance(paths, str):
+        reader = reader.option("pathGlobFilter", "*.jsonl")
+    return reader.text(paths)
 
 
-def kept_lines(lines: DataFrame) -> DataFrame:
-    """The lines worth keeping: first lines, malformed lines and the records a metric reads."""
-    return lines.where(F.col("reason").isNotNull() | (F.col("line") == 0) | relevant())
+def kept_lines(lines: DataFrame, files: DataFrame, batch: int) -> DataFrame:
+    """The lines of ``lines`` (``read_lines``) worth keeping — every file's first line, the
+    lines set aside and the records a metric reads — each with its number (``line``, 0-based),
+    ``reason`` (null: a usable line), the session key ``sk`` (the file as read in this batch),
+    ``date`` (its header's day, UTC) and the narrow columns: the record columns, ``subject`` (zk
+    and lesson records only), ``source`` (fault records: ``detail.source``), ``completed`` (a
+    lesson's ``finished`` record: ``detail.completed``), ``file``/``excerpt`` on malformed lines,
+    ``FILE_COLUMNS`` on line 0. ``files``: ``read_ends`` of the same files. Run its action
+    inside ``one_split_per_file``."""
+    # Parsed beside the ids, which are not deterministic: no filter above can be pushed down
+    # through this projection, so none copies the parse into itself once per field it reads.
+    parsed = lines.select(F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_name").alias("name"),
+                          F.col("_metadata.file_size").alias("file_size"), F.col("_metadata.file_block_start").alias("block"),
+                          F.monotonically_increasing_id().alias("id"), "value",
+                          F.from_json("value", PARSE_SCHEMA, JSON_OPTIONS).alias("r"))
+    rows = parsed.join(F.broadcast(_headers(files)), "name")
+    r, text = F.col("r"), F.col("value")
+    length, crc = F.octet_length(text), F.crc32(text.cast("binary"))
+    flagged = rows.select(
+        "*", *[r.getField(c).alias(c) for c in _FILTERED],
+        _content_reason(r, text).alias("content"),
+        ((length == F.col("first_len")) & (crc == F.col("first_crc"))).alias("is_first"),
+        ((length == F.col("last_len")) & (crc == F.col("last_crc"))).alias("is_last"))
+    candidates = flagged.where(F.col("content").isNotNull() | F.col("is_first") | F.col("is_last") | relevant())
+    return _placed(candidates, batch).where(F.col("reason").isNotNull() | (F.col("line") == 0) | relevant()).select(
+        *_kept_columns())
 
 
-def _header_ok(h: Column) -> Column:
+def read_ends(spark: SparkSession, edges: pa.Table, lines: DataFrame, path: Path) -> DataFrame:
+    """``edges`` (``backend.stats.edges.edges_table``) of the files ``lines`` reads, for Spark:
+    keyed by each file's name as Spark writes it, written as Parquet at ``path`` (on a cluster,
+    a directory the executors share) and read back. A few seconds faster than
+    ``createDataFrame``, which sent 50,000 rows through py4j and into every task as a local table."""
+    spark_names = {unquote(key): key for key in (uri.rsplit("/", 1)[-1] for uri in lines.inputFiles())}
+    keys = pa.array([spark_names.get(name) for name in edges["name"].to_pylist()], pa.string())
+    named = edges.set_column(edges.schema.get_field_index("name"), "name", keys).filter(pc.field("name").is_valid())
+    pq.write_table(named, path)
+    return spark.read.parquet(str(path))
+
+
+def _headers(files: DataFrame) -> DataFrame:
+    """``read_ends``'s rows with each file's first line parsed by Spark as every line is:
+    ``header_ok``, the header ``h``, its ``date``."""
+    h = F.from_json(F.col("first").cast("string"), PARSE_SCHEMA, JSON_OPTIONS)
     checks = (h.isNotNull() & h.getField(CORRUPT).isNull() & (h.getField("kind") == "session")
               & (h.getField("v") == 1) & h.getField("session_id").isNotNull() & h.getField("mode").isNotNull()
               & h.getField("started_ms").isNotNull())
     # A header that is the file's only line and has no newline was torn while being written.
-    torn = (F.col("n_lines") == 1) & ~F.col("complete")
-    return F.coalesce(checks & ~torn & (F.col("n_lines") > 0), F.lit(False))
+    header_ok = F.coalesce(checks & F.col("first_ends"), F.lit(False))
+    files = files.select("name", F.col("size").alias("read_size"), "first_len", "first_crc", "last_len", "last_crc",
+                         "complete", header_ok.alias("header_ok"), h.alias("h"))
+    return files.withColumn("date", F.when(F.col("header_ok"), F.date_format(F.timestamp_millis(F.col("h.started_ms")),
+                                                                             "yyyy-MM-dd")))
 
 
-def _reason(r: Column, text: Column, line: Column, n_lines: Column, complete: Column, header_ok: Column,
-            header_sid: Column) -> Column:
+def _content_reason(r: Column, text: Column) -> Column:
+    """Why a line is set aside, from its content and its file's header alone: every reason but
+    the positional ones (the header line itself, a torn last line), which ``_placed`` adds."""
     missing = None
     for name in REQUIRED_RECORD_FIELDS:
         test = r.getField(name).isNull()
         missing = test if missing is None else (missing | test)
-    return (F.when(~header_ok, F.lit("missing_header"))
-            .when(line == 0, F.lit(None))
-            .when(~complete & (line == n_lines - 1), F.lit("truncated"))
+    return (F.when(~F.col("header_ok"), F.lit("missing_header"))
             .when(F.trim(text) == "", F.lit("bad_json"))
             .when(r.getField(CORRUPT).isNotNull(),
                   F.when(F.json_object_keys(text).isNull(), F.lit("bad_json")).otherwise(F.lit("wrong_type")))
             .when(missing, F.lit("missing_field"))
             .when(r.getField("v") != 1, F.lit("bad_version"))
             .when(~r.getField("kind").isin(*KINDS), F.lit("unknown_kind"))
-            .when(r.getField("session_id") != header_sid, F.lit("other_session"))
+            .when(r.getField("session_id") != F.col("h.session_id"), F.lit("other_session"))
             .otherwise(F.lit(None)).cast("string"))
+
+
+def _placed(candidates: DataFrame, batch: int) -> DataFrame:
+    """Each candidate line with its ``sk``, number, final ``reason``, its file's ``n_lines`` and
+    whether the file was ``settled``. A file's candidates always include its first and its last
+    line, the smallest and the largest id of the file; a shuffle of the candidates (a tenth of
+    the lines) by file brings them together."""
+    by_file = Window.partitionBy("sk")
+    ids = F.col("id")
+    placed = (candidates.withColumn("sk", F.xxhash64("file", F.lit(batch)))
+              .withColumn("first_id", F.min(ids).over(by_file)).withColumn("last_id", F.max(ids).over(by_file))
+              .withColumn("seen_first", F.min(F.when(F.col("is_first"), ids)).over(by_file))
+              .withColumn("seen_last", F.max(F.when(F.col("is_last"), ids)).over(by_file)))
+    # One task reads a whole file (``one_split_per_file``); a file split after all would number
+    # its lines wrongly, so it stops the job instead.
+    line = F.when(F.col("block") != 0, F.raise_error(F.concat(F.lit("a replay log was split: "), F.col("file")))) \
+        .otherwise(ids - F.col("first_id")).cast("int")
+    last = ids == F.col("last_id")
+    # The driver saw this file's ends as Spark read it: not so if it grew or was replaced between.
+    settled = ((F.col("seen_first") == F.col("first_id")) & (F.col("seen_last") == F.col("last_id"))
+               & (F.col("file_size") == F.col("read_size")))
+    reason = (F.when(~F.col("header_ok"), F.lit("missing_header"))
+              .when(line == 0, F.lit(None))
+              .when(~F.col("complete") & last & F.col("is_last"), F.lit("truncated"))
+              .otherwise(F.col("content")).cast("string"))
+    return placed.select("*", line.alias("line"), (F.col("last_id") - F.col("first_id") + 1).cast("int").alias("n_lines"),
+                         settled.alias("settled"), reason.alias("reason"))
+
+
+def _kept_columns() -> list[Column]:
+    r, text, line = F.col("r"), F.col("value"), F.col("line")
+    bad, first, kind = F.col("reason").isNotNull(), line == 0, r.getField("kind")
+    header = F.col("header_ok") & first
+    return [
+        "sk", "line", "reason",
+        F.when(bad | first, F.col("file")).alias("file"), F.when(bad, F.substring(text, 1, EXCERPT_CHARS)).alias("excerpt"),
+        *[r.getField(c).alias(c) for c in RECORD_COLUMNS],
+        F.when(kind.isin("zk", "lesson"), r.getField("subject")).alias("subject"),
+        F.when(kind == "fault", F.get_json_object(text, "$.detail.source")).alias("source"),
+        F.when((kind == "lesson") & (r.getField("to_state") == "finished"),
+               F.get_json_object(text, "$.detail.completed") == "true").alias("completed"),
+        *[F.when(first, F.col(c)).alias(c) for c in ("file_size", "n_lines", "header_ok", "settled")],
+        *[F.when(header, F.col("h").getField(c)).alias(c) for c in HEADER_COLUMNS if c != "student"],
+        F.when(header, F.col("h.student")).alias("session_student"),
+        "date",
+    ]
+
+
+@contextmanager
+def one_split_per_file(spark: SparkSession, sizes: list[int]):
+    """Within the block, Spark reads each of files of these ``sizes`` whole in one task.
+
+    Spark splits a file larger than ``min(maxPartitionBytes, max(openCostInBytes, bytes per
+    core))``, the bytes per core being the files' bytes (each plus the open cost) over
+    ``minPartitionNum`` (by default the parallelism): a day's logs of a few MB each are not split,
+    but a batch of one 5 MB log on two cores is, in two. Both settings are raised, for this
+    read only, just enough that the largest file fits; a batch of many logs keeps Spark's
+    defaults (and its parallelism: the tasks are still many files each)."""
+    conf = spark.conf
+    largest = max(sizes, default=0)
+    open_cost = _bytes(conf.get("spark.sql.files.openCostInBytes"))
+    total = sum(size + open_cost for size in sizes)
+    parallelism = spark.sparkContext.defaultParallelism
+    settings = {"spark.sql.files.maxPartitionBytes": str(max(largest, _bytes(conf.get("spark.sql.files.maxPartitionBytes")))),
+                "spark.sql.files.minPartitionNum": str(max(1, min(parallelism, total // max(largest, 1))))}
+    before = {key: conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            conf.unset(key) if value is None else conf.set(key, value)
+
+
+def _bytes(text: str) -> int:
+    """A Spark size setting ("128MB", "134217728b", "134217728") in bytes."""
+    units = {"b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30}
+    text = text.strip().lower()
+    number = text.rstrip("kmgb")
+    return int(number) * units.get(text[len(number):], 1)

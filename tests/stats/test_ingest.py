@@ -75,6 +75,33 @@ def test_a_growing_log_is_read_again_and_a_removed_log_drops_out(spark, replays,
     assert_counts_like_python(grown, replays)
 
 
+def test_a_log_that_grows_while_it_is_read_is_read_again_at_the_next_run(spark, replays, tmp_path, monkeypatch):
+    """The app appends to a running session's log between the driver's look at its ends and
+    Spark's read: Spark sees lines the driver did not, so the log counts as read but is marked to
+    be read again, and the next run counts it as the plain count does."""
+    header, records = load_log(replays / "derived-0-2.jsonl")
+    live = replays / "live.jsonl"
+    write_log(live, [dict(header, session_id="live"), *[dict(r, session_id="live") for r in records[:40]]])
+    edges_table = ingest.edges_table
+
+    def read_then_append(directory, names):
+        ends = edges_table(directory, names)
+        with live.open("a") as f:  # the session goes on
+            f.write(json.dumps(dict(records[40], session_id="live"), separators=(",", ":")) + "\n")
+        return ends
+
+    monkeypatch.setattr(ingest, "edges_table", read_then_append)
+    run(spark, replays, tmp_path)
+    manifest = table.Table(tmp_path / "out-table").load()
+    known = manifest.known()
+    assert known["live.jsonl"][1] == -1, "a log seen to change while it was read must be read again"
+    assert all(mtime != -1 for name, (_, mtime) in known.items() if name != "live.jsonl")
+    monkeypatch.setattr(ingest, "edges_table", edges_table)
+    again = run(spark, replays, tmp_path)
+    assert again["ingest"]["read_files"] == 1
+    assert_counts_like_python(again, replays)
+
+
 def test_a_log_whose_name_needs_quoting_in_a_uri_counts(spark, replays, tmp_path):
     """Spark names a file by its URI ("a b" is "a%20b"): the manifest must name the log itself,
     or its sessions silently drop out while the plain count keeps them."""

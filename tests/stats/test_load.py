@@ -13,7 +13,8 @@ from pyspark.testing import assertDataFrameEqual
 
 from backend.stats import baseline
 from backend.stats.ingest import ingest
-from backend.stats.load import KEPT_SCHEMA, kept_lines, parse_lines, read_files
+from backend.stats.edges import edges_table
+from backend.stats.load import KEPT_SCHEMA, kept_lines, one_split_per_file, read_ends, read_lines
 from backend.stats.table import Table
 
 HEADER = '{"kind":"session","v":1,"session_id":"s1","mode":"lesson","started_ms":1795251311958,"lesson_id":"l1",' \
@@ -23,7 +24,11 @@ NOISE = '{"kind":"replica","subject":"replica:t-0/1","v":1,"session_id":"s1","se
 
 
 def load(spark, directory, batch=0):
-    return parse_lines(read_files(spark, str(directory)), batch)
+    """The kept lines of the logs in ``directory`` (small files: Spark splits none of them)."""
+    names = sorted(p.name for p in directory.glob("*.jsonl"))
+    lines = read_lines(spark, str(directory))
+    ends = read_ends(spark, edges_table(directory, names), lines, directory.with_name(directory.name + "-edges.parquet"))
+    return kept_lines(lines, ends, batch)
 
 
 def test_parse_lines_sets_damaged_lines_aside_with_a_reason(spark, tmp_path):
@@ -44,9 +49,7 @@ def test_parse_lines_sets_damaged_lines_aside_with_a_reason(spark, tmp_path):
     header = lines.where("header_ok").select("line", "session_id", "mode", "lesson_id", "date", "n_lines")
     assert header.collect() == [Row(line=0, session_id="s1", mode="lesson", lesson_id="l1", date="2026-11-21",
                                     n_lines=11)]
-    kept = kept_lines(lines)
-    assert kept.where(F.col("reason").isNotNull()).count() == got.count()  # every line set aside is kept
-    records = kept.where(F.col("reason").isNull() & (F.col("line") > 0)).select("line", "kind", "subject").collect()
+    records = lines.where(F.col("reason").isNull() & (F.col("line") > 0)).select("line", "kind", "subject").collect()
     assert records == [Row(line=1, kind="zk", subject="znode:/controller")]  # the replica record feeds no metric
     assert [(f.name, f.dataType) for f in lines.schema] == [(f.name, f.dataType) for f in KEPT_SCHEMA if f.name != "batch"]
 
@@ -72,6 +75,25 @@ def test_a_long_log_keeps_its_line_numbers_header_and_torn_end(spark, tmp_path):
     expected = baseline.compute(tmp_path)
     assert expected["malformed"]["by_reason"] == {"bad_json": 1, "wrong_type": 1, "truncated": 1}
     assert expected["input"]["lines"] == 101
+
+
+def test_a_lone_log_larger_than_a_cores_share_is_read_by_one_task(spark, tmp_path):
+    """Alone in a batch, a 300 KB log is more than one core's share of it, and Spark would read
+    it in two parts, whose lines would be numbered from two tasks' ids: within
+    ``one_split_per_file`` it is read whole by one task, and numbered right."""
+    records = [json.loads(GOOD) | {"seq": n, "ts_ms": 1000 + n} for n in range(3000)]
+    lines = [HEADER] + [json.dumps(r, separators=(",", ":")) for r in records]
+    lines[2500] = lines[2500][:30]
+    log = tmp_path / "big.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    size = log.stat().st_size
+    assert read_lines(spark, str(tmp_path)).rdd.getNumPartitions() > 1  # what Spark would do
+    with one_split_per_file(spark, [size]):
+        assert read_lines(spark, str(tmp_path)).rdd.getNumPartitions() == 1
+        rows = load(spark, tmp_path).where(F.col("reason").isNotNull() | (F.col("line") == 0)).select(
+            "line", "reason", "n_lines").collect()
+    assert sorted(rows) == [Row(line=0, reason=None, n_lines=3001), Row(line=2500, reason="bad_json", n_lines=None)]
+    assert spark.conf.get("spark.sql.files.minPartitionNum", None) is None  # Spark's settings are back
 
 
 @pytest.mark.parametrize("damage", ["", "\n", "\n\n", HEADER, HEADER + "\n" + GOOD + "\r\n"])
