@@ -23,6 +23,16 @@ import time
 
 DEFAULT_MASTER = "local[2]"
 
+LOCAL_JAVA_OPTIONS = ("-XX:+UseParallelGC -XX:Tier4InvocationThreshold=100000 -XX:Tier4MinInvocationThreshold=50000 "
+                      "-XX:Tier4CompileThreshold=120000")
+"""The local-mode JVM's garbage collector and JIT (issue 16). A cold ``kclab stats`` over 1M
+records spent 30 % of its CPU in the JVM's C2 compiler, compiling hundreds of methods that ran
+a few thousand times (the plans' generated code, Spark's setup) — more than its tasks used. C2
+now waits for ten times the calls Java's defaults ask; the code a task runs millions of times
+is still compiled early in the run. The parallel collector (throughput first, no concurrent
+marking) costs the tasks less than G1's write barriers: together 80-87 -> 68 CPU-s and 48-52 ->
+43 s for the cold 1M run (docs/performance.md, issue 16, seventh round)."""
+
 _lock = threading.Lock()
 _session = None
 
@@ -72,6 +82,8 @@ def spark_session(master: str | None = DEFAULT_MASTER, driver_memory: str | None
             builder = builder.master(master)
         if driver_memory:
             builder = builder.config("spark.driver.memory", driver_memory)  # only before the JVM starts
+        if master is not None and is_local(master):
+            builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JAVA_OPTIONS)  # likewise
         _session = builder.getOrCreate()
         _session.sparkContext.setLogLevel("ERROR")
         return _session
