@@ -168,16 +168,19 @@ def read_ends(spark: SparkSession, edges: pa.Table, lines: DataFrame, path: Path
 def _headers(files: DataFrame) -> DataFrame:
     """``read_ends``'s rows with each file's first line parsed by Spark as every line is:
     ``header_ok``, the header ``h``, its ``date``."""
-    h = F.from_json(F.col("first").cast("string"), PARSE_SCHEMA, JSON_OPTIONS)
+    # Parsed in a projection of its own: written into each check, it was parsed eight times.
+    parsed = files.select("name", F.col("size").alias("read_size"), "first_len", "first_crc", "last_len", "last_crc",
+                          "complete", "first_ends", F.from_json(F.col("first").cast("string"), PARSE_SCHEMA,
+                                                                JSON_OPTIONS).alias("h"))
+    h = F.col("h")
     checks = (h.isNotNull() & h.getField(CORRUPT).isNull() & (h.getField("kind") == "session")
               & (h.getField("v") == 1) & h.getField("session_id").isNotNull() & h.getField("mode").isNotNull()
               & h.getField("started_ms").isNotNull())
     # A header that is the file's only line and has no newline was torn while being written.
     header_ok = F.coalesce(checks & F.col("first_ends"), F.lit(False))
-    files = files.select("name", F.col("size").alias("read_size"), "first_len", "first_crc", "last_len", "last_crc",
-                         "complete", header_ok.alias("header_ok"), h.alias("h"))
-    return files.withColumn("date", F.when(F.col("header_ok"), F.date_format(F.timestamp_millis(F.col("h.started_ms")),
-                                                                             "yyyy-MM-dd")))
+    return parsed.select("*", header_ok.alias("header_ok"),
+                         F.when(header_ok, F.date_format(F.timestamp_millis(h.getField("started_ms")), "yyyy-MM-dd"))
+                         .alias("date")).drop("first_ends")
 
 
 def _content_reason(r: Column, text: Column) -> Column:

@@ -77,6 +77,15 @@ def test_a_long_log_keeps_its_line_numbers_header_and_torn_end(spark, tmp_path):
     assert expected["input"]["lines"] == 101
 
 
+def test_each_line_and_each_header_is_parsed_once(spark, tmp_path):
+    """The plan holds two JSON parses, one of the lines and one of the files' first lines: the
+    optimizer copies a parse into every expression that reads it when it may (a filter pushed
+    down, projections collapsed), which once made the job parse a line 28 times."""
+    (tmp_path / "a.jsonl").write_text(HEADER + "\n" + GOOD + "\n")
+    plan = load(spark, tmp_path)._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("from_json(") == 2, plan
+
+
 def test_a_lone_log_larger_than_a_cores_share_is_read_by_one_task(spark, tmp_path):
     """Alone in a batch, a 300 KB log is more than one core's share of it, and Spark would read
     it in two parts, whose lines would be numbered from two tasks' ids: within
