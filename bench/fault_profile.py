@@ -14,6 +14,12 @@ sandboxes and brokers, as ``classroom.py``'s students do) ``--rate`` times a sec
 * ``zk_requests_per_fault``, and by request type and the function that made it
   (``KazooClient._call`` wrapped).
 
+``--pair-with COMMIT`` gives half the sandboxes (``--paired-on`` odd or even) that commit's kazoo
+handler (``backend/zk/handler.py``, loaded beside this tree's as ``zk_round_trip.py`` does) and
+reports each handler's connection threads' CPU per fault of its own sandboxes: both handlers
+under the same load at the same moments, where two runs one after the other on a shared machine
+differ by more than a handler does.
+
 A sampling profiler was not used on purpose: with 2,000+ threads py-spy fell a minute behind and
 counted threads asleep in ``Condition.wait`` as busy (docs/performance.md, issue 14).
 
@@ -27,6 +33,7 @@ import collections
 import json
 import os
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -67,7 +74,40 @@ def _cpu_s() -> float:
     return t.user + t.system
 
 
-def measure(hosts: str, sandboxes: int, rate: float, seconds: float) -> dict:
+class _PairedHandlers:
+    """Every sandbox's kazoo clients (brokers' sessions, the observer's) get the handler of
+    :attr:`variant` — set before a sandbox is made or faulted, which makes its sessions there and
+    then — and each connection thread is noted with the handler that started it."""
+
+    def __init__(self, commit: str, into: Path) -> None:
+        from zk_round_trip import handler_of
+
+        from backend.zk import handler, operator, session
+        self.modules = {"head": handler, "paired": handler_of(commit, into)}
+        self.variant = "head"
+        self.threads: dict[int, str] = {}
+        self._patched = (session, operator)
+        for module in self._patched:
+            module.PollingThreadingHandler = self.make
+
+    def make(self):
+        variant, threads = self.variant, self.threads
+
+        class Noting(self.modules[variant].PollingThreadingHandler):
+            def spawn(self, func, *args, **kwargs):
+                thread = super().spawn(func, *args, **kwargs)
+                if getattr(func, "__name__", "") == "zk_loop":
+                    threads[thread.native_id] = variant
+                return thread
+        return Noting()
+
+    def restore(self) -> None:
+        for module in self._patched:
+            module.PollingThreadingHandler = self.modules["head"].PollingThreadingHandler
+
+
+def measure(hosts: str, sandboxes: int, rate: float, seconds: float, pair_with: str | None = None,
+            paired_on: int = 1) -> dict:
     from kazoo.client import KazooClient
 
     from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
@@ -89,8 +129,14 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float) -> dict:
     KazooClient._call = counted_call
     threading.Thread.run = _run_noting_the_end
     clusters = []
+    old_tree = tempfile.TemporaryDirectory()
+    pairs = _PairedHandlers(pair_with, Path(old_tree.name)) if pair_with else None
+    variant_of = lambda sandbox: "paired" if sandbox % 2 == paired_on else "head"  # noqa: E731
+    faults_of = collections.Counter()
     try:
         for i in range(sandboxes):
+            if pairs:
+                pairs.variant = variant_of(i)
             cluster = Cluster(hosts, f"/kclab-bench-profile/{os.getpid()}-{i}",
                               ClusterSpec((0, 1, 2), {"t": TopicSpec(3, 3, None, {})}, {}), f"p-{i}", RecordBus(f"p-{i}"))
             cluster.start()
@@ -106,6 +152,9 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float) -> dict:
         while time.monotonic() < t0 + seconds:
             sandbox, broker = faults % sandboxes, (faults // sandboxes) % 3
             up = running.get((sandbox, broker), True)
+            if pairs:
+                pairs.variant = variant_of(sandbox)
+            faults_of[variant_of(sandbox)] += 1
             apply_fault(clusters[sandbox], "stop_broker" if up else "start_broker", {"broker": broker})
             running[(sandbox, broker)] = not up
             faults += 1
@@ -114,10 +163,18 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float) -> dict:
         after, window = _threads_cpu_ns(), time.monotonic() - t0
         spent = _cpu_s() - c0 - idle_rate * window
         by_kind: collections.Counter = collections.Counter()
+        by_handler: collections.Counter = collections.Counter()
         for tid in set(after) | (set(_ENDED) - _ENDED_AT_START):
             end = after[tid] if tid in after else _ENDED[tid]
             by_kind[_KIND.get(tid, "main and other threads")] += end - before.get(tid, 0)
-        return {
+            if pairs and tid in pairs.threads:
+                by_handler[pairs.threads[tid]] += end - before.get(tid, 0)
+        paired = {} if not pairs else {"paired_handlers": {
+            "commit": pair_with, "paired_on": "odd" if paired_on else "even",
+            **{f"{v}_conn_ms_per_fault": round(by_handler[v] / 1e6 / faults_of[v], 2) for v in ("head", "paired")},
+            "head/paired": round((by_handler["head"] / faults_of["head"]) / (by_handler["paired"] / faults_of["paired"]), 3),
+        }}
+        return {**paired,
             "sandboxes": sandboxes, "faults": faults, "cpu_ms_per_fault": round(1000 * spent / faults, 1),
             "idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / sandboxes, 3),
             "by_thread_kind_ms_per_fault": {k: round(v / 1e6 / faults, 2) for k, v in by_kind.most_common()},
@@ -127,6 +184,9 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float) -> dict:
     finally:
         threading.Thread.run = _original_run
         KazooClient._call = original_call
+        if pairs:
+            pairs.restore()
+        old_tree.cleanup()
         for cluster in clusters:
             cluster.close()
 
@@ -137,14 +197,18 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=10.0, help="faults a second")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--zk", help="an existing ZooKeeper (default: one started for the bench)")
+    parser.add_argument("--pair-with", metavar="COMMIT", help="half the sandboxes get this commit's kazoo handler")
+    parser.add_argument("--paired-on", choices=("odd", "even"), default="odd", help="which half (default: odd)")
     args = parser.parse_args()
+    run = lambda hosts: measure(hosts, args.sandboxes, args.rate, args.seconds,  # noqa: E731
+                                args.pair_with, 1 if args.paired_on == "odd" else 0)
     if args.zk:
-        print(json.dumps(measure(args.zk, args.sandboxes, args.rate, args.seconds), indent=1))
+        print(json.dumps(run(args.zk), indent=1))
         return
     from backend.zkserver.server import ZooKeeperServer
 
     with ZooKeeperServer() as zk:
-        print(json.dumps(measure(zk.hosts, args.sandboxes, args.rate, args.seconds), indent=1))
+        print(json.dumps(run(zk.hosts), indent=1))
 
 
 if __name__ == "__main__":
