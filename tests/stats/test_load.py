@@ -77,6 +77,11 @@ def test_a_long_log_keeps_its_line_numbers_header_and_torn_end(spark, tmp_path):
     assert expected["input"]["lines"] == 101
 
 
+def test_spark_is_told_the_ends_schema_the_driver_writes():
+    from backend.stats import edges, load as load_module
+    assert [f.split()[0] for f in load_module._ENDS_SCHEMA.split(", ")] == edges.SCHEMA.names
+
+
 def test_each_line_and_each_header_is_parsed_once(spark, tmp_path):
     """The plan holds two JSON parses, one of the lines and one of the files' first lines: the
     optimizer copies a parse into every expression that reads it when it may (a filter pushed
