@@ -137,7 +137,7 @@ def _read(path: Path) -> str | None:
 
 def violations_of(files, batch: int, logs: dict[int, Log]):
     """On the executors: ``files`` (``backend.stats.load.read_files``) -> sk, rule, violations.
-    ``logs``: the key (``sk``, as ``backend.stats.load.parse_lines`` keys the files read in
+    ``logs``: the key (``sk``, as ``backend.stats.load.kept_lines`` keys the files read in
     ``batch``) of each log with a valid header -> its ``Log``."""
     from pyspark.sql import functions as F
 
