@@ -155,11 +155,19 @@ def read_ends(spark: SparkSession, edges: pa.Table, lines: DataFrame, path: Path
     keyed by each file's name as Spark writes it, written as Parquet at ``path`` (on a cluster,
     a directory the executors share) and read back. A few seconds faster than
     ``createDataFrame``, which sent 50,000 rows through py4j and into every task as a local table."""
-    spark_names = {unquote(key): key for key in (uri.rsplit("/", 1)[-1] for uri in lines.inputFiles())}
+    spark_names = {unquote(key): key for key in (uri.rsplit("/", 1)[-1] for uri in _input_files(lines))}
     keys = pa.array([spark_names.get(name) for name in edges["name"].to_pylist()], pa.string())
     named = edges.set_column(edges.schema.get_field_index("name"), "name", keys).filter(pc.field("name").is_valid())
     pq.write_table(named, path)
     return spark.read.schema(_ENDS_SCHEMA).parquet(str(path))  # told, not inferred: no job to read the footer
+
+
+def _input_files(lines: DataFrame) -> list[str]:
+    """``lines.inputFiles()`` in one py4j round trip: PySpark's own fetches the JVM's array one
+    element per round trip, 9.2 s for 53,661 logs. (A URI quotes a newline, so none is in one.)"""
+    uris = lines.sparkSession._jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(lines._jdf.inputFiles())
+    joined = uris.mkString("\n")
+    return joined.split("\n") if joined else []
 
 
 def _headers(files: DataFrame) -> DataFrame:

@@ -77,6 +77,14 @@ def test_a_long_log_keeps_its_line_numbers_header_and_torn_end(spark, tmp_path):
     assert expected["input"]["lines"] == 101
 
 
+def test_the_files_spark_reads_are_listed_in_one_call_as_spark_lists_them(spark, tmp_path):
+    from backend.stats.load import _input_files
+    for name in ("a b%1 é.jsonl", "plain.jsonl", "x+y.jsonl"):
+        (tmp_path / name).write_text(HEADER + "\n")
+    lines = read_lines(spark, str(tmp_path))
+    assert sorted(_input_files(lines)) == sorted(lines.inputFiles()) and len(lines.inputFiles()) == 3
+
+
 def test_spark_is_told_the_ends_schema_the_driver_writes():
     from backend.stats import edges, load as load_module
     assert [f.split()[0] for f in load_module._ENDS_SCHEMA.split(", ")] == edges.SCHEMA.names
