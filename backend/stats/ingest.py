@@ -36,9 +36,9 @@ from pyspark.sql import functions as F
 
 from backend.stats import derive, violations
 from backend.stats.edges import edges_table
-from backend.stats.load import HEADER_COLUMNS, kept_lines, one_split_per_file, read_ends, read_files, read_lines
+from backend.stats.load import HEADER_COLUMNS, kept_lines, read_ends, read_files, read_lines
 from backend.stats.output import write_arrow, write_parquet
-from backend.stats.session import is_local
+from backend.stats.session import is_local, one_split_per_file
 from backend.stats.manifest import Manifest
 from backend.stats.table import HEADER_FIELDS, Table
 

@@ -12,7 +12,7 @@ file ends with a newline), and Spark
   valid header, its session and day, joined to every line of its file, so a line of another
   session or of a file without a header is set aside as it is read;
 - numbers the lines of each file without a second pass: a file is read whole by one task (no
-  file is split: ``one_split_per_file``), whose rows get consecutive ids
+  file is split: ``backend.stats.session.one_split_per_file``), whose rows get consecutive ids
   (``monotonically_increasing_id``), and its first and last lines — recognised by length and
   CRC-32, a rare look-alike only keeps one more line — are always kept, so among a file's kept
   lines the first has the smallest id and the last the largest: a line's number is its id less
@@ -52,7 +52,6 @@ again at the next run, as it does any log that changed.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -275,38 +274,3 @@ def _kept_columns() -> list[Column]:
         F.when(header, F.col("h.student")).alias("session_student"),
         "date",
     ]
-
-
-@contextmanager
-def one_split_per_file(spark: SparkSession, sizes: list[int]):
-    """Within the block, Spark reads each of files of these ``sizes`` whole in one task.
-
-    Spark splits a file larger than ``min(maxPartitionBytes, max(openCostInBytes, bytes per
-    core))``, the bytes per core being the files' bytes (each plus the open cost) over
-    ``minPartitionNum`` (by default the parallelism): a day's logs of a few MB each are not split,
-    but a batch of one 5 MB log on two cores is, in two. Both settings are raised, for this
-    read only, just enough that the largest file fits; a batch of many logs keeps Spark's
-    defaults (and its parallelism: the tasks are still many files each)."""
-    conf = spark.conf
-    largest = max(sizes, default=0)
-    open_cost = _bytes(conf.get("spark.sql.files.openCostInBytes"))
-    total = sum(size + open_cost for size in sizes)
-    parallelism = spark.sparkContext.defaultParallelism
-    settings = {"spark.sql.files.maxPartitionBytes": str(max(largest, _bytes(conf.get("spark.sql.files.maxPartitionBytes")))),
-                "spark.sql.files.minPartitionNum": str(max(1, min(parallelism, total // max(largest, 1))))}
-    before = {key: conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            conf.unset(key) if value is None else conf.set(key, value)
-
-
-def _bytes(text: str) -> int:
-    """A Spark size setting ("128MB", "134217728b", "134217728") in bytes."""
-    units = {"b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30}
-    text = text.strip().lower()
-    number = text.rstrip("kmgb")
-    return int(number) * units.get(text[len(number):], 1)

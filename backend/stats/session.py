@@ -12,6 +12,9 @@ progress bar (we print our own from the StatusTracker), UTC so a session's date 
 on the machine's time zone. Adaptive query execution is off: the job is many small queries over
 small event tables, where AQE's re-planning after every stage cost more than it saved (the same
 run over 76 sessions took 24–28 s warm with it, 14–15 s without; docs/performance.md).
+
+A setting one read needs (``one_split_per_file``: no log split between tasks) is set for that read
+only, on the same session, and restored after it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 DEFAULT_MASTER = "local[2]"
 
@@ -133,3 +137,38 @@ class LazySpark:
         self._listeners.append(listener)
         if self._spark is not None:
             listener(self._spark)
+
+
+@contextmanager
+def one_split_per_file(spark, sizes: list[int]):
+    """Within the block, Spark reads each of files of these ``sizes`` whole in one task.
+
+    Spark splits a file larger than ``min(maxPartitionBytes, max(openCostInBytes, bytes per
+    core))``, the bytes per core being the files' bytes (each plus the open cost) over
+    ``minPartitionNum`` (by default the parallelism): a day's logs of a few MB each are not split,
+    but a batch of one 5 MB log on two cores is, in two. Both settings are raised, for this
+    read only, just enough that the largest file fits; a batch of many logs keeps Spark's
+    defaults (and its parallelism: the tasks are still many files each)."""
+    conf = spark.conf
+    largest = max(sizes, default=0)
+    open_cost = _bytes(conf.get("spark.sql.files.openCostInBytes"))
+    total = sum(size + open_cost for size in sizes)
+    parallelism = spark.sparkContext.defaultParallelism
+    settings = {"spark.sql.files.maxPartitionBytes": str(max(largest, _bytes(conf.get("spark.sql.files.maxPartitionBytes")))),
+                "spark.sql.files.minPartitionNum": str(max(1, min(parallelism, total // max(largest, 1))))}
+    before = {key: conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            conf.unset(key) if value is None else conf.set(key, value)
+
+
+def _bytes(text: str) -> int:
+    """A Spark size setting ("128MB", "134217728b", "134217728") in bytes."""
+    units = {"b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30}
+    text = text.strip().lower()
+    number = text.rstrip("kmgb")
+    return int(number) * units.get(text[len(number):], 1)

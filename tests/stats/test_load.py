@@ -14,7 +14,8 @@ from pyspark.testing import assertDataFrameEqual
 from backend.stats import baseline
 from backend.stats.ingest import ingest
 from backend.stats.edges import edges_table
-from backend.stats.load import KEPT_SCHEMA, kept_lines, one_split_per_file, read_ends, read_lines
+from backend.stats.load import KEPT_SCHEMA, kept_lines, read_ends, read_lines
+from backend.stats.session import one_split_per_file
 from backend.stats.table import Table
 
 HEADER = '{"kind":"session","v":1,"session_id":"s1","mode":"lesson","started_ms":1795251311958,"lesson_id":"l1",' \
