@@ -6,8 +6,8 @@ end with a newline). Two small reads per file tell: one from the start up to the
 one from the end back to the newline before the last line. The parse then recognises those two
 lines among the others by their length and CRC-32 and places every kept line by its distance
 from the first (``backend.stats.load``), so no file is read whole, by Spark or here, and no
-line is parsed twice. A replay log's lines are a few hundred bytes: 64 KiB from each end is
-nearly always both lines; a longer line is read on until its end.
+line is parsed twice. A replay log's lines are a few hundred bytes: a 4 KiB page from each end
+is nearly always both lines; a longer line is read on, a page at a time, until its end.
 
 The first line's *text* goes to Spark, which parses it with the same reader and schema as every
 other line (whether it is a valid header is Spark's call, not a second reading in Python); of

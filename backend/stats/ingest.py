@@ -8,10 +8,10 @@ and forgets the logs that were removed from the directory. A run with nothing ne
 A batch of logs is read in one pass (``backend.stats.load``: Spark's line reader, every line
 parsed once and placed by what the driver read of each file's two ends, ``backend.stats.edges``,
 while the JVM started; the lines worth keeping written to ``lines/``); then, from those kept
-lines read back by the driver with Arrow, the manifest's entries and the per-session event tables (``backend.stats.derive``),
-while the rules' fold runs over each whole session (``backend.stats.violations``: in the driver
-in local mode or for a small batch, else on the executors: ``folds_in_driver``), told by the
-parse which lines were set aside.
+lines read back by the driver with Arrow, the manifest's entries and the per-session event
+tables (``backend.stats.derive``), while the rules' fold runs over each whole session
+(``backend.stats.violations``: in the driver in local mode or for a small batch, else on the
+executors: ``folds_in_driver``), told by the parse which lines were set aside.
 The layout and the manifest are ``backend.stats.table``'s.
 
 Every dashboard run with new logs adds a batch; many small batches, or batches whose logs are
