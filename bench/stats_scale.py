@@ -48,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from backend.stats.baseline import same_numbers  # noqa: E402
 from backend.stats.synthetic import derive, load_log, write_log  # noqa: E402
 from bench.process_tree import Sampler, tree_cpu_seconds  # noqa: E402
 from bench.quiet import busy_seconds  # noqa: E402
@@ -129,13 +130,7 @@ def measure(command: list[str], env: dict | None = None, cwd: Path = ROOT) -> di
 
 
 def headline_equal(summary: dict, baseline: dict) -> bool:
-    def close(a, b):
-        if isinstance(a, dict) and isinstance(b, dict):
-            return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
-        if isinstance(a, float) or isinstance(b, float):
-            return a is not None and b is not None and abs(a - b) <= 1e-6 * max(1.0, abs(b))
-        return a == b
-    return close(json.loads(json.dumps(summary["headline"])), json.loads(json.dumps(baseline["headline"])))
+    return same_numbers(json.loads(json.dumps(summary["headline"])), json.loads(json.dumps(baseline["headline"])))
 
 
 def run_size(data: Path, out: Path, masters: list[str], runs: int, env: dict, before: Path | None = None) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-dev-shm-usage"]
 EXTERNAL_ZK_ENV = "KCLAB_TEST_ZK"
+STATS_SCRIPTS = ("unclean_election_loses_acks1", "zombie_controller_fenced")
+"""The recorded logs the statistics tests derive their sessions from, in this order."""
 
 
 @pytest.fixture(scope="session")
@@ -80,8 +83,6 @@ def protocol_logs(zk_hosts, zk_root_client, tmp_path_factory):
     """Replay logs of the zombie-controller and unclean-election scripts, recorded once per test
     session (the invariant checks, their JS port, the diagram and the panel all read them):
     ``{script name: path}``."""
-    from pathlib import Path
-
     from tests.support import record_script
     scripts = Path(__file__).resolve().parents[1] / "lessons" / "scripts"
     directory = tmp_path_factory.mktemp("protocol-logs")
@@ -90,3 +91,45 @@ def protocol_logs(zk_hosts, zk_root_client, tmp_path_factory):
         chroot = f"{TEST_ROOT}/protocol-{name}-{uuid.uuid4().hex[:8]}"
         logs[name] = record_script(scripts / f"{name}.yaml", zk_hosts, zk_root_client, chroot, directory).replay_path
     return logs
+
+
+@pytest.fixture(scope="session")
+def stats_replays(protocol_logs, tmp_path_factory):
+    """A directory of replay logs for the statistics job: the two recorded ``protocol_logs`` (a
+    controller failover each, an offline window after a crash, an unclean election losing acks=1
+    messages, a zombie controller's refused write and stale-epoch requests), four sessions derived
+    from each (lesson completed, class demo stopped, free play, lesson abandoned), an exported
+    and imported copy, a shorter copy, one line damaged, one real log cut mid-line. Tests that
+    change logs work on a copy."""
+    import random
+    import shutil
+
+    from backend.stats.synthetic import derive, load_log, write_log
+
+    replays = tmp_path_factory.mktemp("replays")
+    real = [Path(shutil.copy(protocol_logs[name], replays)) for name in STATS_SCRIPTS]
+    rng = random.Random(20261121)
+    for i, path in enumerate(real):
+        template = load_log(path)
+        start = template[0]["started_ms"]
+        for j, (mode, outcome) in enumerate((("lesson", "completed"), ("class", "stopped"), ("sandbox", None),
+                                            ("lesson", "abandoned"))):
+            sid = f"derived-{i}-{j}"
+            lines = derive(template, session_id=sid, mode=mode, started_ms=start + (i * 4 + j) * 43_200_000, rng=rng,
+                           lesson_id="failover_basics" if mode != "sandbox" else None,
+                           class_id="class-a" if j % 2 else "class-b", student=f"s{j}" if mode != "class" else None,
+                           students=("ann", "bob", "cy", "dee"), stretch=rng.uniform(0.7, 1.5),
+                           outcome=outcome or "completed")
+            write_log(replays / f"{sid}.jsonl", lines)
+    # A session exported and imported again, and a shorter copy of another: each counts once.
+    (replays / "derived-1-2.imported.jsonl").write_bytes((replays / "derived-1-2.jsonl").read_bytes())
+    whole = (replays / "derived-0-1.jsonl").read_text().splitlines(keepends=True)
+    (replays / "derived-0-1.imported-1.jsonl").write_text("".join(whole[: len(whole) // 2]))
+    damaged = replays / "derived-0-0.jsonl"
+    text = damaged.read_text().splitlines(keepends=True)
+    damaged.write_text("".join(text[:20] + ['{"kind": "zk", "subject": "znode:/controller", "seq": \n'] + text[20:]))
+    cut = real[1].read_bytes()
+    real[1].write_bytes(cut[: len(cut) * 2 // 3 + 17])  # mid-line, most likely; a torn last line either way
+    if real[1].read_bytes().endswith(b"\n"):
+        real[1].write_bytes(real[1].read_bytes()[:-5])
+    return replays

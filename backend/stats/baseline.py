@@ -293,6 +293,16 @@ def compute(replays: str | Path) -> dict:
     }
 
 
+def same_numbers(job: object, counted: object) -> bool:
+    """Whether the job's figures (``summary.json``'s, as JSON gives them back) equal this count's:
+    the same keys and values, a float within a millionth (Spark and Python sum in other orders)."""
+    if isinstance(job, dict) and isinstance(counted, dict):
+        return job.keys() == counted.keys() and all(same_numbers(job[k], counted[k]) for k in job)
+    if isinstance(job, float) or isinstance(counted, float):
+        return job is not None and counted is not None and abs(job - counted) <= 1e-6 * max(1.0, abs(counted))
+    return job == counted
+
+
 def _detail(record: dict) -> dict:
     detail = record.get("detail")
     return detail if isinstance(detail, dict) else {}

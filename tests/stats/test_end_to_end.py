@@ -44,7 +44,7 @@ def test_the_headline_numbers_equal_a_plain_python_count(run):
     assert summary["malformed"]["by_reason"] == expected["malformed"]["by_reason"] == {"bad_json": 1, "truncated": 1}
     got, want = summary["headline"], expected["headline"]
     for key in want:
-        assert _close(got[key], want[key]), f"{key}: job {got[key]} != python {want[key]}"
+        assert baseline.same_numbers(got[key], want[key]), f"{key}: job {got[key]} != python {want[key]}"
 
 
 def test_the_numbers_mean_something(run):
@@ -119,11 +119,3 @@ def _json(line: str) -> bool:
         return True
     except ValueError:
         return False
-
-
-def _close(a, b) -> bool:
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, float) or isinstance(b, float):
-        return a is not None and b is not None and abs(a - b) <= 1e-6 * max(1.0, abs(b))
-    return a == b

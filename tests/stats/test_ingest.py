@@ -16,7 +16,6 @@ from backend.stats import baseline, ingest, table, violations
 from backend.stats.job import WARM_UP_LOGS, run_job, warm_up
 from backend.stats.output import read_json_dataset
 from backend.stats.synthetic import load_log, write_log
-from tests.stats.test_end_to_end import _close
 
 
 @pytest.fixture
@@ -38,7 +37,7 @@ def assert_counts_like_python(summary: dict, replays) -> None:
         assert summary["input"][key] == expected["input"][key], key
     assert summary["malformed"]["by_reason"] == expected["malformed"]["by_reason"]
     for key, want in expected["headline"].items():
-        assert _close(summary["headline"][key], want), f"{key}: {summary['headline'][key]} != {want}"
+        assert baseline.same_numbers(summary["headline"][key], want), f"{key}: {summary['headline'][key]} != {want}"
 
 
 def test_a_second_run_with_nothing_new_reads_no_json(spark, replays, tmp_path):
