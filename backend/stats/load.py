@@ -62,8 +62,10 @@ from pyspark import SparkContext
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from backend.core.records import KINDS
+from backend.stats import edges
 from backend.stats.events import relevant
 from backend.stats.schema import CORRUPT, JSON_OPTIONS, LINE_SCHEMA, RECORD_TYPES, REQUIRED_RECORD_FIELDS
 
@@ -102,9 +104,8 @@ KEPT_SCHEMA = T.StructType(
     + [T.StructField("date", T.StringType()), T.StructField("batch", T.IntegerType())])
 """A kept line as the ingested table stores it (``date`` and ``batch`` are its partition columns)."""
 
-_ENDS_SCHEMA = ("name STRING, size BIGINT, first BINARY, first_len INT, first_crc BIGINT, first_ends BOOLEAN, "
-                "last_len INT, last_crc BIGINT, complete BOOLEAN")
-"""``backend.stats.edges.SCHEMA`` in Spark's words (a test checks they agree)."""
+_ENDS_SCHEMA = from_arrow_schema(edges.SCHEMA)
+"""The ends' schema as Spark reads the driver's Parquet of them (told, not inferred)."""
 
 _FILTERED = ("kind", "to_state", "outcome", "subject")
 """The record columns ``relevant`` reads, taken out of the parse before the keep filter."""

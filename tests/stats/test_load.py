@@ -86,9 +86,15 @@ def test_the_files_spark_reads_are_listed_in_one_call_as_spark_lists_them(spark,
     assert sorted(_input_files(lines)) == sorted(lines.inputFiles()) and len(lines.inputFiles()) == 3
 
 
-def test_spark_is_told_the_ends_schema_the_driver_writes():
-    from backend.stats import edges, load as load_module
-    assert [f.split()[0] for f in load_module._ENDS_SCHEMA.split(", ")] == edges.SCHEMA.names
+def test_spark_is_told_the_ends_schema_it_would_infer_from_the_drivers_parquet(spark, tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.jsonl").write_text(HEADER + "\n" + GOOD)
+    path = tmp_path / "ends.parquet"
+    told = read_ends(spark, edges_table(logs, ["a.jsonl"]), read_lines(spark, str(logs)), path)
+    inferred = spark.read.parquet(str(path))
+    assert [(f.name, f.dataType) for f in told.schema] == [(f.name, f.dataType) for f in inferred.schema]
+    assert told.collect() == inferred.collect()
 
 
 def test_each_line_and_each_header_is_parsed_once(spark, tmp_path):
