@@ -130,7 +130,7 @@ def measure(command: list[str], env: dict | None = None, cwd: Path = ROOT) -> di
 
 
 def headline_equal(summary: dict, baseline: dict) -> bool:
-    return same_numbers(json.loads(json.dumps(summary["headline"])), json.loads(json.dumps(baseline["headline"])))
+    return same_numbers(summary["headline"], baseline["headline"])  # both read from JSON
 
 
 def run_size(data: Path, out: Path, masters: list[str], runs: int, env: dict, before: Path | None = None) -> list[dict]:
