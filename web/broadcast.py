@@ -17,6 +17,8 @@ import logging
 import threading
 import time
 
+from socketio.packet import Packet
+
 from web.fairness import fair_order
 
 log = logging.getLogger(__name__)
@@ -91,14 +93,18 @@ class Broadcaster:
 
     def flush(self) -> float:
         """Send every sandbox whose last batch is at least ``interval`` old its new records.
-        Returns the seconds until a sandbox that still holds records may send again."""
+        Returns the seconds until a sandbox that still holds records may send again.
+
+        Only the sandboxes holding records are ordered and visited: the round runs at every
+        sandbox's first records, up to a hundred times a second in a class, and sorting and
+        draining all of a worker's sandboxes each time was most of the broadcaster's own CPU
+        (docs/performance.md, issue 14, eighth round). The order among those visited is the same."""
         now = time.monotonic()
         wait = self.IDLE_WAIT_S
-        for sandbox in fair_order(self.manager.all()):
+        for sandbox in fair_order([sandbox for sandbox in self.manager.all() if sandbox.has_pending()]):
             due_in = sandbox.last_broadcast + self.interval - now
             if due_in > 0:
-                if sandbox.has_pending():
-                    wait = min(wait, due_in)
+                wait = min(wait, due_in)
                 continue
             records = sandbox.drain()
             if records:
@@ -117,3 +123,19 @@ class Broadcaster:
 
 def room(sandbox_id: str) -> str:
     return f"sandbox:{sandbox_id}"
+
+
+class JsonPacket(Packet):
+    """python-socketio's packet for a server whose messages are JSON only, as the lab's are (the
+    pages, the bench and the tests read every message as JSON; records are the dicts the replay
+    log writes as JSON lines).
+
+    Before encoding an outgoing message python-socketio walks every value of it looking for
+    ``bytes`` to send as binary attachments (``Packet.data_is_binary``); for a batch of records
+    that walk cost four times the JSON encoding itself and was the largest single part of the
+    broadcaster's CPU in a class (docs/performance.md, issue 14, eighth round). This class skips
+    the walk, as python-socketio's own msgpack packet does: a ``bytes`` value in a message is
+    then an error when it is encoded (``json.dumps``), never a silent attachment. Incoming
+    messages are decoded as before."""
+
+    uses_binary_events = False

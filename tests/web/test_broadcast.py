@@ -1,0 +1,122 @@
+"""The broadcaster's round costs what the sandboxes holding records cost, and its messages go out
+as python-socketio's stock packet would send them, without the walk for binary values (issue 14,
+eighth round). Pure tests: stand-in sandboxes and manager; the real sockets carry these packets in
+``tests/scaleout`` and ``tests/deploy/test_proxy.py``."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+import pytest
+from socketio import packet
+
+from web.broadcast import Broadcaster, JsonPacket, room
+
+
+@dataclass
+class _Sandbox:
+    """What the broadcaster reads of ``web.sandbox.Sandbox``, counting the drains."""
+
+    id: str
+    pending: list = field(default_factory=list)
+    last_broadcast: float = 0.0
+    drains: int = 0
+
+    def has_pending(self) -> bool:
+        return bool(self.pending)
+
+    def drain(self, limit: int = 500) -> list:
+        self.drains += 1
+        batch, self.pending = self.pending[:limit], self.pending[limit:]
+        return batch
+
+
+class _Manager:
+    def __init__(self, sandboxes):
+        self.sandboxes = sandboxes
+        self.on_pending = None
+
+    def all(self):
+        return list(self.sandboxes)
+
+
+class _Sent:
+    def __init__(self):
+        self.emits: list[tuple[str, dict, str]] = []
+
+    def emit(self, event, payload, to=None):
+        self.emits.append((event, payload, to))
+
+
+def test_a_round_drains_only_the_sandboxes_holding_records_in_fair_order():
+    sandboxes = [_Sandbox(f"s{i}", last_broadcast=float(i)) for i in range(200)]
+    waiting = [sandboxes[150], sandboxes[7], sandboxes[99]]
+    for n, sandbox in enumerate(waiting):
+        sandbox.pending.append({"seq": n + 1})
+    sent = _Sent()
+    broadcaster = Broadcaster(sent, _Manager(sandboxes))
+    broadcaster.flush()
+    # Served longest ago first (7, 99, 150), each its own records, to its own room.
+    assert [(payload["sandbox"], payload["records"], payload["head"], to) for _, payload, to in sent.emits] == [
+        ("s7", [{"seq": 2}], 2, room("s7")), ("s99", [{"seq": 3}], 3, room("s99")),
+        ("s150", [{"seq": 1}], 1, room("s150"))]
+    # The 197 idle sandboxes were not drained: a round's cost follows the sandboxes with records.
+    assert sum(s.drains for s in sandboxes) == 3 and all(s.drains == 1 for s in waiting)
+
+
+def test_a_sandbox_not_yet_due_keeps_its_records_and_sets_the_wait():
+    early, due = _Sandbox("early"), _Sandbox("due")
+    sent = _Sent()
+    broadcaster = Broadcaster(sent, _Manager([early, due]))
+    early.pending.append({"seq": 5})
+    due.pending.append({"seq": 9})
+    early.last_broadcast = time.monotonic()  # it has just sent a batch
+    wait = broadcaster.flush()
+    assert [payload["sandbox"] for _, payload, _ in sent.emits] == ["due"]
+    assert early.pending == [{"seq": 5}] and early.drains == 0
+    assert 0 < wait <= broadcaster.interval
+
+
+RECORDS = {"sandbox": "s1", "head": 12, "records": [
+    {"seq": 11, "kind": "leader_elected", "note": "Partition t-0 got leader 2 — from the ISR [2, 1].",
+     "detail": {"isr": [2, 1], "epoch": 4, "nested": {"a": [1, 2.5, None, True]}}},
+    {"seq": 12, "kind": "zk", "note": "/controller changed", "detail": {"data": '{"brokerid":2}'}}]}
+
+
+def test_a_json_packet_encodes_as_the_stock_packet_does_and_decodes_the_same():
+    ours = JsonPacket(packet.EVENT, data=["records", RECORDS]).encode()
+    stock = packet.Packet(packet.EVENT, data=["records", RECORDS]).encode()
+    assert ours == stock
+    assert packet.Packet(encoded_packet=ours).data == ["records", RECORDS]
+
+
+def test_a_json_packet_never_walks_a_message_for_binary_values(monkeypatch):
+    walked = []
+    monkeypatch.setattr(packet.Packet, "data_is_binary", classmethod(lambda cls, data: walked.append(data)))
+    JsonPacket(packet.EVENT, data=["records", RECORDS]).encode()
+    JsonPacket(packet.ACK, data=[{"ok": True}], id=3).encode()
+    assert walked == []
+    packet.Packet(packet.EVENT, data=["records", RECORDS])
+    assert walked  # the stock packet does walk it: the test sees the walk when it happens
+
+
+def test_bytes_in_a_message_are_an_error_not_a_silent_attachment():
+    with pytest.raises(TypeError):
+        JsonPacket(packet.EVENT, data=["records", {"records": [b"\x00"]}]).encode()
+    # The stock packet would have sent it as a binary event with an attachment.
+    assert packet.Packet(packet.EVENT, data=["records", {"records": [b"\x00"]}]).packet_type == packet.BINARY_EVENT
+
+
+def test_incoming_messages_decode_as_before():
+    text = '2["fault",{"sandbox":"s1","op":"stop_broker","broker":0}]'
+    assert JsonPacket(encoded_packet=text).data == packet.Packet(encoded_packet=text).data == json.loads(text[1:])
+
+
+def test_the_app_sends_with_the_json_packet(app):
+    server = app.extensions["kclab"].socketio.server
+    assert server.packet_class is JsonPacket
+    # Its decoder is still the depth-bounded one (web/sockets.py), now set on this class.
+    from web.sockets import BoundedJson
+    assert JsonPacket.json is BoundedJson
