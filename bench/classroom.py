@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                    "head-2w": (ROOT, ("--workers", "2"))}
         for name in args.variants.split(","):
             source, serve_args = sources[name]
-            if args.max_sandboxes and name.startswith("head"):
+            if args.max_sandboxes and name != "today":  # issue 14's start had no --max-sandboxes
                 serve_args = (*serve_args, "--max-sandboxes", str(args.max_sandboxes))
             random.seed(args.seed)
             result = run_variant(name, source, serve_args, zk.hosts, args, Path(tmp))
