@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import server_threads  # noqa: E402
 from bench.app_server import AppServer  # noqa: E402
 from bench.measure import children, cpu_seconds, latency_stats, log, machine  # noqa: E402
 from bench.socket_clients import ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
@@ -208,12 +209,15 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         pool = ClientPool(server.url, created, args.client_procs, target=classroom_process)
         joined = pool.wait_ready()
         demo: list = []
+        threads0 = {pid: server_threads.snapshot(pid) for pid in children(server.proc.pid)} \
+            if args.thread_account else {}
         c1, t1 = tree_cpu(server.proc.pid), time.monotonic()
         driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo)
         results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed,
                                timeout=args.seconds + 400)
         driver.join(60)
         c2, t2 = tree_cpu(server.proc.pid), time.monotonic()
+        threads = thread_account(args.thread_account, threads0, t2 - t1)
     finally:
         if pool is not None:
             pool.close()
@@ -243,7 +247,21 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "demo_faults": len(demo), "demo_records_lost": demo_missing,
         "demo_duplicates": sum(r["demo_duplicates"] for r in results),
         "demo_to_every_student": latency_stats(demo_latency),
+        **({"threads_pct_of_core": threads} if threads else {}),
     }
+
+
+def thread_account(py_spy: str | None, before: dict[int, dict[int, int]], seconds: float) -> dict[str, float]:
+    """The workers' CPU over the class by kind of thread (``bench/server_threads.py``), summed
+    over the workers; empty without ``--thread-account``."""
+    total: Counter = Counter()
+    for pid, threads in before.items():
+        try:
+            after = server_threads.snapshot(pid)
+        except OSError:
+            continue  # a worker that died
+        total.update(server_threads.account(threads, after, server_threads.names(py_spy, pid), seconds))
+    return {name: round(pct, 2) for name, pct in total.most_common()}
 
 
 def export(commit: str, into: Path) -> Path:
@@ -269,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-sandboxes", type=int, default=None,
                         help="the head variants' cap (default: what the machine holds, web/capacity.py)")
+    parser.add_argument("--thread-account", metavar="PY_SPY",
+                        help="py-spy's path: add the workers' CPU by kind of thread over the class")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     args.accept_up_to = max(args.accept_up_to or args.students, args.students)
