@@ -97,8 +97,9 @@ class Broadcaster:
 
         Only the sandboxes holding records are ordered and visited: the round runs at every
         sandbox's first records, up to a hundred times a second in a class, and sorting and
-        draining all of a worker's sandboxes each time was most of the broadcaster's own CPU
-        (docs/performance.md, issue 14, eighth round). The order among those visited is the same."""
+        draining all of a worker's sandboxes each time was a quarter of the broadcaster's own
+        CPU (docs/performance.md, issue 14, eighth round). The order among those visited is the
+        same."""
         now = time.monotonic()
         wait = self.IDLE_WAIT_S
         for sandbox in fair_order([sandbox for sandbox in self.manager.all() if sandbox.has_pending()]):
