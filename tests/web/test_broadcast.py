@@ -92,7 +92,7 @@ def test_a_json_packet_encodes_as_the_stock_packet_does_and_decodes_the_same():
     assert packet.Packet(encoded_packet=ours).data == ["records", RECORDS]
 
 
-def test_a_json_packet_never_walks_a_message_for_binary_values(monkeypatch):
+def test_a_json_packet_never_walks_a_message_json_can_encode(monkeypatch):
     walked = []
     monkeypatch.setattr(packet.Packet, "data_is_binary", classmethod(lambda cls, data: walked.append(data)))
     JsonPacket(packet.EVENT, data=["records", RECORDS]).encode()
@@ -102,11 +102,18 @@ def test_a_json_packet_never_walks_a_message_for_binary_values(monkeypatch):
     assert walked  # the stock packet does walk it: the test sees the walk when it happens
 
 
-def test_bytes_in_a_message_are_an_error_not_a_silent_attachment():
-    with pytest.raises(TypeError):
-        JsonPacket(packet.EVENT, data=["records", {"records": [b"\x00"]}]).encode()
-    # The stock packet would have sent it as a binary event with an attachment.
-    assert packet.Packet(packet.EVENT, data=["records", {"records": [b"\x00"]}]).packet_type == packet.BINARY_EVENT
+@pytest.mark.parametrize("kind, binary_kind", [(packet.EVENT, packet.BINARY_EVENT), (packet.ACK, packet.BINARY_ACK)])
+def test_bytes_in_a_message_still_go_as_the_stock_packet_sends_them(kind, binary_kind):
+    data = ["records", {"records": [{"seq": 1, "raw": b"\x00\x01"}]}]
+    ours, stock = JsonPacket(kind, data=data, id=4), packet.Packet(kind, data=data, id=4)
+    assert stock.packet_type == binary_kind
+    assert ours.encode() == stock.encode() and ours.packet_type == binary_kind
+
+
+def test_a_value_json_cannot_encode_and_not_bytes_is_the_same_error_as_before():
+    for make in (JsonPacket, packet.Packet):
+        with pytest.raises(TypeError):
+            make(packet.EVENT, data=["records", {"when": {1, 2}}]).encode()
 
 
 def test_incoming_messages_decode_as_before():
