@@ -42,6 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import server_threads  # noqa: E402
+
 _KIND: dict[int, str] = {}
 _ENDED: dict[int, int] = {}
 _original_run = threading.Thread.run
@@ -56,17 +58,6 @@ def _run_noting_the_end(self) -> None:
         _original_run(self)
     finally:
         _ENDED[threading.get_native_id()] = time.thread_time_ns()
-
-
-def _threads_cpu_ns() -> dict[int, int]:
-    out = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{tid}/schedstat") as f:
-                out[int(tid)] = int(f.read().split()[0])
-        except OSError:
-            pass  # ended meanwhile
-    return out
 
 
 def _cpu_s() -> float:
@@ -146,7 +137,7 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float, pair_with: 
         time.sleep(5)
         idle_rate = (_cpu_s() - c0) / (time.monotonic() - t0)
         running: dict[tuple[int, int], bool] = {}
-        before, _ENDED_AT_START = _threads_cpu_ns(), set(_ENDED)
+        before, _ENDED_AT_START = server_threads.snapshot(), set(_ENDED)
         counting.set()
         faults, c0, t0 = 0, _cpu_s(), time.monotonic()
         while time.monotonic() < t0 + seconds:
@@ -160,7 +151,7 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float, pair_with: 
             faults += 1
             time.sleep(max(0.0, t0 + faults / rate - time.monotonic()))
         counting.clear()
-        after, window = _threads_cpu_ns(), time.monotonic() - t0
+        after, window = server_threads.snapshot(), time.monotonic() - t0
         spent = _cpu_s() - c0 - idle_rate * window
         by_kind: collections.Counter = collections.Counter()
         by_handler: collections.Counter = collections.Counter()

@@ -16,8 +16,8 @@ import subprocess
 from collections import Counter
 
 
-def snapshot(pid: int) -> dict[int, int]:
-    """CPU nanoseconds so far of each thread of ``pid``."""
+def snapshot(pid: int | str = "self") -> dict[int, int]:
+    """CPU nanoseconds so far of each thread of ``pid`` (default: this process)."""
     out = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
