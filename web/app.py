@@ -21,7 +21,7 @@ from web import api, pages, security, sockets, teaching_api, teaching_sockets
 from web import broadcast, stats_pages
 from web import replays_api
 from web import teaching_pages
-from web.broadcast import Broadcaster, JsonPacket
+from web.broadcast import Broadcaster
 from web.capacity import capacity
 from web.classes import MAX_CLASSES, MAX_STUDENTS_PER_CLASS, ClassRegistry
 from web.handout import COPY_THREADS
@@ -108,7 +108,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     url = app.config["REDIS_URL"]
     # With a message queue an emit from any worker reaches every client (Flask-SocketIO's scale-out).
     socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=app.config["MAX_CONTENT_LENGTH"],
-                        json=sockets.BoundedJson, serializer=JsonPacket, message_queue=url)
+                        json=sockets.BoundedJson, serializer=sockets.JsonPacket, message_queue=url)
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     cap = capacity(app.config["MAX_SANDBOXES"])
     workers = Workers(url, cap, app.config["MAX_SANDBOXES_PER_CLIENT"], on_gone=sandboxes_gone(socketio)) \

@@ -17,8 +17,6 @@ import logging
 import threading
 import time
 
-from socketio.packet import ACK, BINARY_ACK, BINARY_EVENT, EVENT, Packet
-
 from web.fairness import fair_order
 
 log = logging.getLogger(__name__)
@@ -125,28 +123,3 @@ class Broadcaster:
 def room(sandbox_id: str) -> str:
     return f"sandbox:{sandbox_id}"
 
-
-class JsonPacket(Packet):
-    """python-socketio's packet, encoded as JSON first and walked for ``bytes`` only if that fails.
-
-    Before encoding an outgoing message python-socketio walks every value of it looking for
-    ``bytes`` to send as binary attachments (``Packet.data_is_binary``); for a batch of records
-    that walk cost four times the JSON encoding itself and was the largest single part of the
-    broadcaster's CPU in a class (docs/performance.md, issue 14, eighth round). The lab's
-    messages are JSON, so this class encodes without the walk; a message that JSON cannot encode
-    is walked then, and one holding ``bytes`` goes out as the stock packet sends it (a binary
-    event with attachments), so nothing that worked before fails now. Incoming messages are
-    decoded as before."""
-
-    @classmethod
-    def data_is_binary(cls, data) -> bool:
-        return False  # decided in ``encode``, only when JSON cannot encode the message
-
-    def encode(self):
-        try:
-            return super().encode()
-        except TypeError:
-            if self.packet_type in (EVENT, ACK) and Packet.data_is_binary(self.data):
-                self.packet_type = BINARY_EVENT if self.packet_type == EVENT else BINARY_ACK
-                return super().encode()
-            raise

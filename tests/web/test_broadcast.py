@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import pytest
 from socketio import packet
 
-from web.broadcast import Broadcaster, JsonPacket, room
+from web.broadcast import Broadcaster, room
+from web.sockets import JsonPacket
 
 
 @dataclass
