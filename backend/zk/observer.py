@@ -116,6 +116,7 @@ class ZkObserver:
                 children = set(self._zk.get_children(path, watch=self._watch))
         except NoNodeError:
             self._forget(path)
+            self._unlist(path)
             return
         if before is not None and before[1].czxid != stat.czxid:
             self._forget(path)  # deleted and created again between two looks
@@ -144,6 +145,17 @@ class ZkObserver:
         before = self._known.pop(path, None)
         if before is not None and path != "/":
             self._record(path, "deleted", before[0], before[1])
+
+    def _unlist(self, path: str) -> None:
+        """A node a read found gone leaves its parent's list of children as well. The read that
+        found it gone set no watch on it (ZooKeeper sets none on a missing node), so only the
+        parent's next child read can tell that it was created again — and that read takes it for
+        new only if the parent's list no longer holds its name. Kept there, a ``/controller``
+        deleted with its session and made by the next controller between the two reads was
+        never recorded, and the page showed no ``/controller`` at all."""
+        if path != "/":
+            parent, _, name = path.rpartition("/")
+            self._children.get(parent or "/", set()).discard(name)
 
     def _record(self, path: str, to_state: str, data: bytes, stat) -> None:
         owner = stat.ephemeralOwner

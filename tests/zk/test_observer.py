@@ -26,10 +26,14 @@ class Seen:
     def __init__(self) -> None:
         self.records: list = []
         self._lock = threading.Lock()
+        self.then = None
+        """Called with each emit's records after they are kept, on the observer's thread."""
 
     def __call__(self, records) -> None:
         with self._lock:
             self.records.extend(records)
+        if self.then is not None:
+            self.then(records)
 
     def pairs(self) -> list[tuple[str, str]]:
         with self._lock:
@@ -160,3 +164,25 @@ def test_a_change_is_answered_by_reading_that_znode_only(watched):
     calls.clear()
     step(seen, lambda: writer.create("/controller", b'{"brokerid":1}', ephemeral=True), "/controller", ["created"])
     assert sorted(calls) == [("GetChildren", "/controller"), ("GetChildren2", "/"), ("GetData", "/controller")]
+
+
+def test_a_node_found_gone_and_made_again_before_its_parent_is_read_is_recorded(watched):
+    """The failover's race: ``/controller`` is deleted (its data event's ``get`` finds it gone, which
+    sets no watch), and the next controller makes it before the observer reads the root's children.
+    That child read must take ``controller`` for new, or the creation is never recorded."""
+    writer, seen, _ = watched
+    writer.create("/controller", b'{"brokerid":0}')
+    wait_until(lambda: seen.of("/controller") == ["created"], 10, "the first controller")
+    held, go = threading.Event(), threading.Event()
+
+    def hold_the_deletion(records) -> None:  # on the observer's thread, between its two reads
+        if any(r.detail["path"] == "/controller" and r.to_state == "deleted" for r in records):
+            held.set()
+            go.wait(10)
+    seen.then = hold_the_deletion
+    writer.delete("/controller")
+    wait_until(held.is_set, 10, "the deletion recorded")
+    writer.create("/controller", b'{"brokerid":1}')
+    go.set()
+    wait_until(lambda: seen.of("/controller") == ["created", "deleted", "created"], 10,
+               "the new controller's /controller recorded")
