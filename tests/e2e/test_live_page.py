@@ -32,6 +32,7 @@ PAGE_STATE = """() => {
   const znodes = {};
   for (const z of document.querySelectorAll('li.znode[data-path]')) znodes[z.dataset.path] = z.dataset.version;
   return {seq: Number(document.body.dataset.seq), mode: document.body.dataset.mode,
+          connection: document.getElementById('connection')?.textContent,
           controller: crown ? Number(crown.dataset.controller) : null,
           epoch: crown ? Number(crown.dataset.epoch) : null, brokers, partitions, znodes};
 }"""
@@ -82,13 +83,31 @@ def zk_state(client) -> dict:
     return {"controller": controller, "epoch": epoch, "partitions": partitions, "znodes": znodes}
 
 
+class Mismatch:
+    """Falsy, so ``wait_until`` goes on waiting; its repr is what a timed-out wait reports.
+
+    A bare ``None`` left a failure under the full suite's load undiagnosable ("last value:
+    None"): this says what the page showed, what ZooKeeper held, and whether the page's socket
+    was connected, at the last look.
+    """
+
+    def __init__(self, shown: dict, truth: dict):
+        self.shown, self.truth = shown, truth
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"page showed {self.shown!r}; ZooKeeper held {self.truth!r}"
+
+
 def shown_equals_zookeeper(page, client):
-    """The page's state if it shows exactly what ZooKeeper holds now, else None (to wait on)."""
+    """The page's state if it shows exactly what ZooKeeper holds now, else a falsy ``Mismatch``."""
     shown, truth = page.evaluate(PAGE_STATE), zk_state(client)
     same = (shown["controller"] == truth["controller"] and shown["epoch"] == truth["epoch"]
             and shown["partitions"] == truth["partitions"]
             and all(shown["znodes"].get(path) == version for path, version in truth["znodes"].items()))
-    return shown if same else None
+    return shown if same else Mismatch(shown, truth)
 
 
 def broker_action(page, broker: int, action: str):
@@ -244,4 +263,4 @@ def test_a_reload_in_the_middle_of_a_stream_loses_nothing_and_shows_nothing_twic
     # Every seq once, in order, from where the page's log starts to the server's newest.
     assert log["seqs"] == list(range(log["first"] + 1, snapshot["seq"] + 1))
     assert log["view"] == snapshot["view"]
-    assert shown_equals_zookeeper(page, zk_of(chroot)) is not None
+    assert (agrees := shown_equals_zookeeper(page, zk_of(chroot))), agrees
