@@ -59,6 +59,17 @@ def tree_cpu(pid: int) -> float:
     return _tree_sum(pid, cpu_seconds)
 
 
+def machine_cpu() -> tuple[int, int, int]:
+    """(busy, stolen, total) CPU time of the whole machine so far, over every core, from
+    ``/proc/stat``, in clock ticks (only differences between two readings mean anything).
+    *Stolen* is time a VM's cores wanted to run and the host ran another guest instead: on a
+    shared VM it is a cause of slow runs that no change to the server explains."""
+    user, nice, system, idle, iowait, irq, softirq, steal = (
+        int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9])
+    busy = user + nice + system + irq + softirq
+    return busy, steal, busy + steal + idle + iowait
+
+
 def tree_rss_mb(pid: int) -> float:
     """Resident memory of ``pid`` and every descendant, in MB."""
     def rss(one: int) -> float:
@@ -211,12 +222,12 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         demo: list = []
         threads0 = {pid: server_threads.snapshot(pid) for pid in children(server.proc.pid)} \
             if args.thread_account else {}
-        c1, t1 = tree_cpu(server.proc.pid), time.monotonic()
+        c1, t1, m1, k1 = tree_cpu(server.proc.pid), time.monotonic(), machine_cpu(), pool.cpu()
         driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo)
         results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed,
                                timeout=args.seconds + 400)
         driver.join(60)
-        c2, t2 = tree_cpu(server.proc.pid), time.monotonic()
+        c2, t2, m2, k2 = tree_cpu(server.proc.pid), time.monotonic(), machine_cpu(), pool.cpu()
         threads = thread_account(args.thread_account, threads0, t2 - t1)
     finally:
         if pool is not None:
@@ -238,12 +249,19 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / max(1, len(created)), 3),
         "server_cpu_ms_per_fault": round(1000 * max(0.0, (c2 - c1) - idle_rate * window) / max(1, applied), 1),
         "server_cpu_pct_of_one_core": round(100 * (c2 - c1) / window, 1),
+        # The students' clients, ZooKeeper and the bench share the server's machine: when it is
+        # busy near 100 % of every core, the latencies are the machine's as much as the server's.
+        "clients_cpu_pct_of_one_core": round(100 * (k2 - k1) / window, 1),
+        "machine_busy_pct_of_all_cores": round(100 * (m2[0] - m1[0]) / max(1, m2[2] - m1[2]), 1),
+        "machine_stolen_pct_of_all_cores": round(100 * (m2[1] - m1[1]) / max(1, m2[2] - m1[2]), 1),
         "faults_per_s": round(applied / window, 2), "faults": len(faults),
         "faults_refused": sum(1 for f in faults if not f["ok"]),
         "refusals": dict(Counter(str(f["error"])[:120] for f in faults if not f["ok"]).most_common(5)),
         "fault_records_lost": sum(1 for f in faults if f["ok"] and f["latency_ms"] is None),
         "duplicates": sum(r["duplicates"] for r in results),
         "fault_to_page": latency_stats([f["latency_ms"] for f in faults if f["latency_ms"] is not None]),
+        "fault_to_record_made": latency_stats([f["made_ms"] for f in faults if f.get("made_ms") is not None]),
+        "record_made_to_page": latency_stats([f["brought_ms"] for f in faults if f.get("brought_ms") is not None]),
         "demo_faults": len(demo), "demo_records_lost": demo_missing,
         "demo_duplicates": sum(r["demo_duplicates"] for r in results),
         "demo_to_every_student": latency_stats(demo_latency),

@@ -160,8 +160,12 @@ def fault_result(watchers: list[Watcher], faults: list) -> dict:
     out = []
     for index, op, broker, sent, answered, seq, ok, error in faults:
         got = watchers[index].received.get(seq) if seq is not None else None
+        # The record's ts_ms is stamped when the server emits it (the same machine's clock): the
+        # latency splits into making the record (the request, the runtime, ZooKeeper) and
+        # bringing it to the page (the broadcaster, the socket).
         out.append({"op": op, "ok": ok, "error": error, "answer_ms": answered - sent,
-                    "latency_ms": (got[0] - sent) if got else None})
+                    "latency_ms": (got[0] - sent) if got else None,
+                    "made_ms": (got[1] - sent) if got else None, "brought_ms": (got[0] - got[1]) if got else None})
     delivery = [recv - ts for w in watchers for recv, ts in w.received.values()]
     return {"faults": out, "delivery_latencies": delivery, "records": sum(len(w.received) for w in watchers)}
 
