@@ -261,6 +261,9 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "duplicates": sum(r["duplicates"] for r in results),
         "fault_to_page": latency_stats([f["latency_ms"] for f in faults if f["latency_ms"] is not None]),
         "fault_to_record_made": latency_stats([f["made_ms"] for f in faults if f.get("made_ms") is not None]),
+        "fault_to_record_made_by_op": {op: latency_stats([f["made_ms"] for f in faults
+                                                          if f["op"] == op and f.get("made_ms") is not None])
+                                       for op in sorted({f["op"] for f in faults})},
         "record_made_to_page": latency_stats([f["brought_ms"] for f in faults if f.get("brought_ms") is not None]),
         "demo_faults": len(demo), "demo_records_lost": demo_missing,
         "demo_duplicates": sum(r["demo_duplicates"] for r in results),

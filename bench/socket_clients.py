@@ -161,8 +161,9 @@ def fault_result(watchers: list[Watcher], faults: list) -> dict:
     for index, op, broker, sent, answered, seq, ok, error in faults:
         got = watchers[index].received.get(seq) if seq is not None else None
         # The record's ts_ms is stamped when the server emits it (the same machine's clock): the
-        # latency splits into making the record (the request, the runtime, ZooKeeper) and
-        # bringing it to the page (the broadcaster, the socket).
+        # latency splits into making the record (the request's way to the fault's first record,
+        # emitted before the fault is carried out) and bringing it to the page (the broadcaster,
+        # the socket).
         out.append({"op": op, "ok": ok, "error": error, "answer_ms": answered - sent,
                     "latency_ms": (got[0] - sent) if got else None,
                     "made_ms": (got[1] - sent) if got else None, "brought_ms": (got[0] - got[1]) if got else None})
