@@ -45,7 +45,8 @@ if str(ROOT) not in sys.path:
 
 from bench import server_threads  # noqa: E402
 from bench.app_server import AppServer  # noqa: E402
-from bench.measure import children, cpu_seconds, latency_stats, log, machine  # noqa: E402
+from bench.measure import (children, cpu_seconds, latency_stats, log, machine, machine_busy_seconds,  # noqa: E402
+                           machine_stolen_seconds)
 from bench.socket_clients import ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
 from bench.web_delivery import server_api_clone  # noqa: E402
 
@@ -57,17 +58,6 @@ def tree_cpu(pid: int) -> float:
     """CPU seconds so far of ``pid`` and every descendant (gunicorn's master, its workers, a
     child redis-server): the whole server."""
     return _tree_sum(pid, cpu_seconds)
-
-
-def machine_cpu() -> tuple[int, int, int]:
-    """(busy, stolen, total) CPU time of the whole machine so far, over every core, from
-    ``/proc/stat``, in clock ticks (only differences between two readings mean anything).
-    *Stolen* is time a VM's cores wanted to run and the host ran another guest instead: on a
-    shared VM it is a cause of slow runs that no change to the server explains."""
-    user, nice, system, idle, iowait, irq, softirq, steal = (
-        int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9])
-    busy = user + nice + system + irq + softirq
-    return busy, steal, busy + steal + idle + iowait
 
 
 def tree_rss_mb(pid: int) -> float:
@@ -222,12 +212,14 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         demo: list = []
         threads0 = {pid: server_threads.snapshot(pid) for pid in children(server.proc.pid)} \
             if args.thread_account else {}
-        c1, t1, m1, k1 = tree_cpu(server.proc.pid), time.monotonic(), machine_cpu(), pool.cpu()
+        c1, t1, k1 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu()
+        busy1, stolen1 = machine_busy_seconds(), machine_stolen_seconds()
         driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo)
         results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed,
                                timeout=args.seconds + 400)
         driver.join(60)
-        c2, t2, m2, k2 = tree_cpu(server.proc.pid), time.monotonic(), machine_cpu(), pool.cpu()
+        c2, t2, k2 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu()
+        busy2, stolen2 = machine_busy_seconds(), machine_stolen_seconds()
         threads = thread_account(args.thread_account, threads0, t2 - t1)
     finally:
         if pool is not None:
@@ -252,8 +244,8 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         # The students' clients, ZooKeeper and the bench share the server's machine: when it is
         # busy near 100 % of every core, the latencies are the machine's as much as the server's.
         "clients_cpu_pct_of_one_core": round(100 * (k2 - k1) / window, 1),
-        "machine_busy_pct_of_all_cores": round(100 * (m2[0] - m1[0]) / max(1, m2[2] - m1[2]), 1),
-        "machine_stolen_pct_of_all_cores": round(100 * (m2[1] - m1[1]) / max(1, m2[2] - m1[2]), 1),
+        "machine_busy_pct_of_all_cores": round(100 * (busy2 - busy1) / window / os.cpu_count(), 1),
+        "machine_stolen_pct_of_all_cores": round(100 * (stolen2 - stolen1) / window / os.cpu_count(), 1),
         "faults_per_s": round(applied / window, 2), "faults": len(faults),
         "faults_refused": sum(1 for f in faults if not f["ok"]),
         "refusals": dict(Counter(str(f["error"])[:120] for f in faults if not f["ok"]).most_common(5)),

@@ -63,10 +63,24 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def machine_busy_seconds() -> float:
+def _machine_ticks() -> list[int]:
+    """``/proc/stat``'s first line: the whole machine's CPU time since boot, all cores, by state
+    (user, nice, system, idle, iowait, irq, softirq, steal, ...), in clock ticks."""
     with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
+        return [int(v) for v in f.readline().split()[1:]]
+
+
+def machine_busy_seconds() -> float:
+    """Non-idle CPU seconds of the whole machine (all cores) since boot: everything but idle and
+    iowait, a VM's stolen time included (the cores were not ours to use)."""
+    values = _machine_ticks()
     return (sum(values[:8]) - values[3] - values[4]) / _TICK
+
+
+def machine_stolen_seconds() -> float:
+    """CPU seconds of the whole machine since boot that a VM's host gave other guests while this
+    one wanted to run (``steal``): a cause of slow runs that no change to the code explains."""
+    return _machine_ticks()[7] / _TICK
 
 
 def cpu_fields(window, cpu0, cpu1, clients0, clients1, zk0, zk1, busy0, busy1, zk_pid) -> dict:

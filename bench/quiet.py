@@ -10,21 +10,15 @@ import os
 import sys
 import time
 
-_TICK = os.sysconf("SC_CLK_TCK")
+from bench.measure import machine_busy_seconds
 
-
-def busy_seconds() -> float:
-    """Non-idle CPU seconds of the whole machine (all cores) since boot, from ``/proc/stat``."""
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    return (sum(values[:8]) - values[3] - values[4]) / _TICK
 
 
 def busy_pct(seconds: float = 3.0) -> float:
     """The machine's busy share of all cores over the next ``seconds``."""
-    b0, t0 = busy_seconds(), time.monotonic()
+    b0, t0 = machine_busy_seconds(), time.monotonic()
     time.sleep(seconds)
-    return 100 * (busy_seconds() - b0) / (time.monotonic() - t0) / os.cpu_count()
+    return 100 * (machine_busy_seconds() - b0) / (time.monotonic() - t0) / os.cpu_count()
 
 
 def wait_quiet(max_pct: float | None, timeout_s: float = 600.0) -> dict:

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 from backend.stats.baseline import same_numbers  # noqa: E402
 from backend.stats.synthetic import derive, load_log, write_log  # noqa: E402
 from bench.process_tree import Sampler, tree_cpu_seconds  # noqa: E402
-from bench.quiet import busy_seconds  # noqa: E402
+from bench.measure import machine_busy_seconds as busy_seconds  # noqa: E402
 
 PYTHON = str(Path(sys.executable))
 KCLAB = str(Path(sys.executable).parent / "kclab")

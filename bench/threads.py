@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import gc
 import os
-import re
 import threading
 import time
 from collections import defaultdict
 from typing import Callable, TypeVar
+
+from bench.measure import machine_busy_seconds
+from bench.server_threads import kind
 
 T = TypeVar("T")
 
@@ -26,15 +28,6 @@ def _cpu_seconds(stat_path: str) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
 
 
-def _group(name: str) -> str:
-    """Thread names without their broker id / counter: ``request-handler-3`` -> ``request-handler``;
-    kazoo's unnamed threads by their target: ``Thread-7 (zk_loop)`` -> ``kazoo zk_loop``."""
-    unnamed = re.fullmatch(r"Thread-\d+ \((.+)\)", name)
-    if unnamed:
-        return f"kazoo {unnamed.group(1)}"
-    return re.sub(r"[-_ ]?\d+$", "", name) or name
-
-
 def snapshot(jvm_pid: int | None = None) -> dict[str, float]:
     """CPU seconds used so far, by thread group, plus ``zookeeper-jvm`` and ``process``."""
     names = {t.native_id: t.name for t in threading.enumerate()}
@@ -44,7 +37,7 @@ def snapshot(jvm_pid: int | None = None) -> dict[str, float]:
             seconds = _cpu_seconds(f"/proc/self/task/{tid}/stat")
         except OSError:
             continue
-        out[_group(names.get(int(tid), "other"))] += seconds
+        out[kind(names.get(int(tid), "other"))] += seconds
     out["process (all Python threads)"] = _cpu_seconds("/proc/self/stat")
     ours = out["process (all Python threads)"]
     if jvm_pid is not None:
@@ -53,16 +46,8 @@ def snapshot(jvm_pid: int | None = None) -> dict[str, float]:
             ours += out["zookeeper-jvm"]
         except OSError:
             pass
-    out["other processes (machine busy time minus ours)"] = _machine_busy_seconds() - ours
+    out["other processes (machine busy time minus ours)"] = machine_busy_seconds() - ours
     return dict(out)
-
-
-def _machine_busy_seconds() -> float:
-    """Non-idle CPU seconds of the whole machine (all cores) since boot, from ``/proc/stat``."""
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + values[4]  # idle + iowait
-    return (sum(values[:8]) - idle) / _TICK
 
 
 def diff(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
