@@ -122,4 +122,3 @@ class Broadcaster:
 
 def room(sandbox_id: str) -> str:
     return f"sandbox:{sandbox_id}"
-
