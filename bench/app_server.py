@@ -35,15 +35,16 @@ class AppServer:
     """``kclab serve`` in a child process (gunicorn master + one worker), on a free port."""
 
     def __init__(self, zk_hosts: str, data_dir: Path, threads: int, source: Path = ROOT,
-                 serve_args: tuple[str, ...] = ("--workers", "1")) -> None:
-        """``source``: the tree whose app runs (bench/classroom.py runs an older commit's too)."""
+                 serve_args: tuple[str, ...] = ("--workers", "1"), env: dict[str, str] | None = None) -> None:
+        """``source``: the tree whose app runs (bench/classroom.py runs an older commit's too);
+        ``env``: more of the server's environment."""
         import requests
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = data_dir / "server.log"
         self._log = open(self.log_path, "w")
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "KCLAB_INSTRUCTOR_TOKEN": "bench-instructor-token",
-               "PYTHONPATH": str(source)}
+               "PYTHONPATH": str(source), **(env or {})}
         # Each simulated student is a computer of its own, as in a class: the server trusts one
         # proxy's X-Forwarded-For, which the bench sets per sandbox (a client's fair share, web/clients.py).
         self.proc = subprocess.Popen(

@@ -45,8 +45,8 @@ if str(ROOT) not in sys.path:
 
 from bench import server_threads  # noqa: E402
 from bench.app_server import AppServer  # noqa: E402
-from bench.measure import (children, cpu_seconds, latency_stats, log, machine, machine_busy_seconds,  # noqa: E402
-                           machine_stolen_seconds)
+from bench.measure import (children, cpu_seconds, during_a_pause, gc_pause_stats, gc_pauses,  # noqa: E402
+                           latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
 from bench.socket_clients import ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
 from bench.web_delivery import server_api_clone  # noqa: E402
 
@@ -180,7 +180,8 @@ def demo_driver(server: AppServer, class_id: str, seconds: float, interval: floa
 def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str, args, tmp: Path) -> dict:
     data = tmp / f"data-{name}"
     data.mkdir()
-    server = AppServer(hosts, data, args.threads, source=source, serve_args=serve_args)
+    server = AppServer(hosts, data, args.threads, source=source, serve_args=serve_args,
+                       env={"KCLAB_GC_PAUSES": str(data / "gc-pauses")})
     created: list[dict] = []
     pool = None
     try:
@@ -212,13 +213,13 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         demo: list = []
         threads0 = {pid: server_threads.snapshot(pid) for pid in children(server.proc.pid)} \
             if args.thread_account else {}
-        c1, t1, k1 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu()
+        c1, t1, k1, w1 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy1, stolen1 = machine_busy_seconds(), machine_stolen_seconds()
         driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo)
         results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed,
                                timeout=args.seconds + 400)
         driver.join(60)
-        c2, t2, k2 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu()
+        c2, t2, k2, w2 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy2, stolen2 = machine_busy_seconds(), machine_stolen_seconds()
         threads = thread_account(args.thread_account, threads0, t2 - t1)
     finally:
@@ -228,6 +229,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
             server.delete_sandbox(sandbox)
         server.stop()
     faults = [f for r in results for f in r["faults"]]
+    pauses = gc_pauses(sorted(data.glob("gc-pauses.*")), w1, w2)
     applied = sum(1 for f in faults if f["ok"]) + len(demo)
     window = t2 - t1
     demo_latency = [got[seq] - sent for sent, seq in demo if seq is not None for r in results for got in r["demo"]
@@ -260,8 +262,19 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "demo_faults": len(demo), "demo_records_lost": demo_missing,
         "demo_duplicates": sum(r["demo_duplicates"] for r in results),
         "demo_to_every_student": latency_stats(demo_latency),
+        # What the slowest faults waited for: the share of the slowest 1 % whose way to their first
+        # record overlapped a collection of 20 ms or more (every thread of the worker waits it out).
+        "gc_pauses": gc_pause_stats(pauses, window),
+        "slowest_1pct_made_during_a_gc_pause": _slowest_during_pause(faults, pauses),
         **({"threads_pct_of_core": threads} if threads else {}),
     }
+
+
+def _slowest_during_pause(faults: list[dict], pauses: list[dict]) -> str:
+    made = sorted((f for f in faults if f.get("made_ms") is not None), key=lambda f: -f["made_ms"])
+    slowest = made[:max(1, len(made) // 100)]
+    waits = [(f["sent_ms"] / 1000, (f["sent_ms"] + f["made_ms"]) / 1000) for f in slowest]
+    return f"{during_a_pause(waits, pauses, 20.0)} of {len(slowest)}"
 
 
 def thread_account(py_spy: str | None, before: dict[int, dict[int, int]], seconds: float) -> dict[str, float]:

@@ -1,8 +1,10 @@
 """What the benches measure around a server: CPU seconds of a process and its children (from
-``/proc``), the machine's busy time, latency percentiles, and a description of the machine."""
+``/proc``), the machine's busy time, latency percentiles, the server's garbage collections, and a
+description of the machine."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
@@ -107,6 +109,36 @@ def zk_cpu(zk_pid: int | None) -> float:
         return cpu_seconds(zk_pid) if zk_pid else 0.0
     except OSError:
         return 0.0
+
+
+def gc_pauses(files: list[Path], start: float, end: float) -> list[dict]:
+    """The server's collections (``backend/runtime/heap.log_pauses``' lines from every worker's
+    file) that began between ``start`` and ``end`` (wall clock, s)."""
+    pauses = []
+    for path in files:
+        for line in path.read_text().splitlines():
+            pause = json.loads(line)
+            if start <= pause["at"] <= end:
+                pauses.append(pause)
+    return sorted(pauses, key=lambda pause: pause["at"])
+
+
+def gc_pause_stats(pauses: list[dict], window: float) -> dict[str, Any]:
+    """Per generation: how many collections, the longest, and their sum as a share of the window
+    (a worker's threads all wait while one runs)."""
+    out: dict[str, Any] = {}
+    for generation in (0, 1, 2):
+        lengths = [pause["ms"] for pause in pauses if pause["gen"] == generation]
+        out[f"gen{generation}"] = {"n": len(lengths), "max_ms": round(max(lengths, default=0.0), 1),
+                                   "pct_of_window": round(sum(lengths) / 10 / window, 2)}
+    return out
+
+
+def during_a_pause(waits: list[tuple[float, float]], pauses: list[dict], at_least_ms: float) -> int:
+    """How many of the ``(start, end)`` waits (wall clock, s) overlap a collection of at least
+    ``at_least_ms``."""
+    long = [(p["at"], p["at"] + p["ms"] / 1000) for p in pauses if p["ms"] >= at_least_ms]
+    return sum(1 for start, end in waits if any(b >= start and a <= end for a, b in long))
 
 
 def machine() -> dict[str, Any]:

@@ -164,7 +164,7 @@ def fault_result(watchers: list[Watcher], faults: list) -> dict:
         # latency splits into making the record (the request's way to the fault's first record,
         # emitted before the fault is carried out) and bringing it to the page (the broadcaster,
         # the socket).
-        out.append({"op": op, "ok": ok, "error": error, "answer_ms": answered - sent,
+        out.append({"op": op, "ok": ok, "error": error, "sent_ms": sent, "answer_ms": answered - sent,
                     "latency_ms": (got[0] - sent) if got else None,
                     "made_ms": (got[1] - sent) if got else None, "brought_ms": (got[0] - got[1]) if got else None})
     delivery = [recv - ts for w in watchers for recv, ts in w.received.values()]

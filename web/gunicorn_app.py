@@ -22,6 +22,9 @@ class _Application(BaseApplication):
 
     def load(self):
         from web.app import create_app
+        if os.environ.get("KCLAB_GC_PAUSES"):  # bench/classroom.py: every collection, per worker
+            from backend.runtime import heap
+            heap.log_pauses(f"{os.environ['KCLAB_GC_PAUSES']}.{os.getpid()}")
         app = create_app(self._config)
         self._app = app
         print(self._banner, flush=True)

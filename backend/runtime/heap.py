@@ -29,6 +29,10 @@ allocations longer. Measured in the same failure: no full collection at all, and
 from __future__ import annotations
 
 import gc
+import os
+import time
+from pathlib import Path
+from typing import Callable
 
 
 YOUNG_THRESHOLD = 7_000  # CPython's default is 700
@@ -45,3 +49,31 @@ def settle() -> None:
 def release() -> None:
     """A cluster has closed: everything frozen is collectable again, its dead cycles included."""
     gc.unfreeze()
+
+
+def log_pauses(path: str | Path) -> Callable[[], None]:
+    """Append a JSON line for every collection of this process from now on: when it began (wall
+    clock, s), its generation, how long it held the interpreter (ms) and what it freed.
+
+    A collection stops every thread of the worker at once, so its length is a wait that every
+    request and broadcast in flight shares. The classroom bench turns this on
+    (``KCLAB_GC_PAUSES``, read by ``web/gunicorn_app.py``) to tell those waits from the code's own.
+    One ``write`` of one line to an ``O_APPEND`` file per collection, with no buffer that another
+    thread could be filling meanwhile (the write may let one run; none can start a collection
+    until this one's callbacks have returned). Returns what stops the log."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    began = [0.0, 0.0]
+
+    def note(phase: str, info: dict) -> None:
+        if phase == "start":
+            began[:] = time.time(), time.perf_counter()
+            return
+        os.write(fd, (f'{{"at": {began[0]:.4f}, "gen": {info["generation"]}, '
+                      f'"ms": {(time.perf_counter() - began[1]) * 1000:.2f}, '
+                      f'"collected": {info["collected"]}}}\n').encode())
+    gc.callbacks.append(note)
+
+    def stop() -> None:
+        gc.callbacks.remove(note)
+        os.close(fd)
+    return stop

@@ -7,11 +7,13 @@ import gc
 import json
 import socket
 import threading
+import time
 
 from kazoo.client import KazooClient, KazooState
 
 from backend.core.controller import events as ev
 from backend.core.records import Record, SessionHeader
+from backend.runtime import heap
 from backend.runtime.controller.event_manager import ControllerEventManager
 from backend.runtime.broker.network import BrokerNetwork
 from backend.runtime.record_bus import RecordBus
@@ -222,3 +224,30 @@ def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(sta
 
     cluster.close()
     assert gc.get_freeze_count() == 0
+
+
+def test_the_pause_log_has_a_line_per_collection_with_its_generation_and_length(tmp_path):
+    """The classroom bench tells a collection's wait from the code's by this log
+    (``KCLAB_GC_PAUSES``): each collection once, its generation, a length that covers the work."""
+    path = tmp_path / "gc-pauses"
+    garbage_cycles = []
+    stop = heap.log_pauses(path)
+    try:
+        gc.collect(0)
+        for _ in range(200_000):  # cycles for the full collection to find
+            a: list = []
+            a.append(a)
+            garbage_cycles.append(a)
+        del a
+        garbage_cycles.clear()
+        started = time.time()
+        gc.collect(2)
+    finally:
+        stop()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    gc.collect(2)  # stopped: not logged
+    assert len(path.read_text().splitlines()) == len(lines)
+    assert lines[0]["gen"] == 0 and {line["gen"] for line in lines} <= {0, 1, 2}
+    full = lines[-1]
+    assert full["gen"] == 2 and full["collected"] >= 200_000
+    assert started - 1 <= full["at"] <= time.time() and full["ms"] > 1
