@@ -15,9 +15,11 @@ from pathlib import Path
 
 MB_PER_SANDBOX = 12
 """Memory budget of one sandbox: 1.3 MB measured in the app process (its ~26 threads, bus, view,
-replay writer), its chroot's znodes, sessions and watches in ZooKeeper, and a margin for the
-records a busy sandbox keeps in memory — rounded up, because running out of memory fails every
-sandbox at once while a refusal fails only one request."""
+replay writer), its chroot's znodes, sessions and watches in ZooKeeper, and the records a busy
+sandbox keeps in memory: up to 20,000, packed at ~270 bytes each, 5.4 MB (as objects they took
+~2.5 KB each, 50 MB, which this budget did not cover: issue 14, tenth round) — rounded up,
+because running out of memory fails every sandbox at once while a refusal fails only one
+request."""
 SANDBOXES_PER_CORE = 50
 """CPU budget: an idle sandbox costs under 0.1 % of a core and a fault 52 ms through the whole
 server, so 100 sandboxes whose students act every 10 s keep one worker about 60 % busy: measured,

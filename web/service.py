@@ -123,7 +123,7 @@ def records_page(since: Any, limit: Any, read: Callable[[int, int], list], end: 
 
 def records_since(manager: SandboxManager, sandbox_id: Any, token: Any, since: Any, limit: Any = None) -> dict:
     bus = sandbox_for(manager, sandbox_id, token).bus
-    return records_page(since, limit, lambda first, n: bus.since(first)[:n], bus.next_seq)
+    return records_page(since, limit, bus.since, bus.next_seq)
 
 
 def vocabulary() -> dict[str, Any]:

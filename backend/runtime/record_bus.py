@@ -4,6 +4,10 @@ out to every sink (replay log, websocket batcher, a script's ``--json`` printer,
 ``seq`` is *the* order: it is dense (0, 1, 2, …) and stamped under one lock, and sinks are
 called under that lock too, so every sink sees records in ``seq`` order with none missing.
 Sinks must therefore be quick (append to a buffer, write one line).
+
+The bus keeps the newest ``history`` records for late subscribers, ``since`` and ``wait_for``,
+packed (``Record.packed``): a class's worth of kept records is then bytes the garbage collector
+never visits, not millions of objects it revisits in every full collection.
 """
 
 from __future__ import annotations
@@ -26,14 +30,15 @@ class RecordBus:
         self._cond = threading.Condition()
         self._seq = 0
         self._sinks: list[Sink] = []
-        self._recent: deque[Record] = deque(maxlen=history)
+        self._kept: deque[bytes | Record] = deque(maxlen=history)
+        """The newest records, packed; seqs are dense, so the last one's is ``_seq - 1``."""
 
     def subscribe(self, sink: Sink, replay_from: int | None = None) -> Callable[[], None]:
         """Add ``sink``; with ``replay_from`` it first gets the kept records from that seq on,
         atomically, so it misses nothing and sees nothing twice."""
         with self._cond:
             if replay_from is not None:
-                backlog = [r for r in self._recent if r.seq >= replay_from]
+                backlog = self._since(replay_from)
                 if backlog:
                     sink(backlog)
             self._sinks.append(sink)
@@ -55,7 +60,7 @@ class RecordBus:
             for record in records:
                 stamped.append(record.stamped(self.session_id, self._seq, now, cause_seq, cause))
                 self._seq += 1
-            self._recent.extend(stamped)
+            self._kept.extend([record.packed() for record in stamped])
             for sink in list(self._sinks):
                 sink(stamped)
             self._cond.notify_all()
@@ -65,10 +70,23 @@ class RecordBus:
     def next_seq(self) -> int:
         return self._seq
 
-    def since(self, seq: int) -> list[Record]:
-        """Kept records with ``seq >= seq`` (older ones are only in the replay log)."""
+    def since(self, seq: int, limit: int | None = None) -> list[Record]:
+        """Kept records with ``seq >= seq`` (older ones are only in the replay log), at most
+        ``limit`` of them (the oldest first)."""
         with self._cond:
-            return [r for r in self._recent if r.seq >= seq]
+            return self._since(seq, limit)
+
+    def _since(self, seq: int, limit: int | None = None) -> list[Record]:
+        """Under the lock. Only the records asked for are unpacked, and found from the nearer end
+        (callers mostly want the last few of thousands, a page of records the first few)."""
+        count = min(len(self._kept), max(0, self._seq - seq))
+        if limit is not None and limit < count:
+            start = len(self._kept) - count
+            chosen = list(itertools.islice(self._kept, start, start + max(0, limit)))
+        else:
+            chosen = list(itertools.islice(reversed(self._kept), count))
+            chosen.reverse()
+        return [Record.unpacked(kept) for kept in chosen]
 
     def wait_for(self, predicate: Callable[[Record], bool], after_seq: int, timeout: float) -> Record | None:
         """The first record from ``after_seq`` on that satisfies ``predicate``, waiting up to
@@ -77,9 +95,7 @@ class RecordBus:
         checked = after_seq
         with self._cond:
             while True:
-                # Seqs are dense and kept in order: the unchecked records are the newest ones.
-                unchecked = list(itertools.islice(reversed(self._recent), max(0, self._seq - checked)))
-                for record in reversed(unchecked):
+                for record in self._since(checked):
                     if predicate(record):
                         return record
                 checked = self._seq

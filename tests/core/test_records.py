@@ -45,6 +45,29 @@ def test_evolve_makes_the_record_dataclasses_replace_makes_and_leaves_the_origin
         original.evolve(seq=8).seq = 9
 
 
+def test_a_packed_record_unpacks_equal_in_every_field_and_type():
+    """The bus keeps records packed (``Record.packed``); what it gives back must be the record
+    that was emitted: every field, ``detail`` (not compared by ``==``) and the types JSON would
+    lose — a tuple, an integer key."""
+    record = stamped(broker_id=1, correct=False).evolve(
+        detail={"assignment": {0: (1, 2)}, "payloads": [{"key": None, "value": "a"}], "ratio": 0.5})
+    kept = record.packed()
+    assert isinstance(kept, bytes) and len(kept) < 400
+    back = Record.unpacked(kept)
+    assert back == record and back is not record and back.__dict__ == record.__dict__
+    assert back.detail["assignment"] == {0: (1, 2)} and type(back.isr) is tuple
+    assert back.correct is False and back.to_dict() == record.to_dict()
+    with pytest.raises(AttributeError):  # still frozen
+        back.seq = 9
+
+
+def test_a_record_marshal_cannot_pack_is_kept_as_it_is():
+    class Name(str):
+        pass
+    record = stamped().evolve(detail={"name": Name("b1")})
+    assert record.packed() is record and Record.unpacked(record) is record
+
+
 def test_stamping_keeps_a_known_cause():
     r = Record(kind="zk", subject="znode:/controller", cause_seq=1).stamped("s", 5, 0, cause_seq=4)
     assert (r.session_id, r.seq, r.cause_seq) == ("s", 5, 1)

@@ -181,6 +181,25 @@ def test_bus_stamps_dense_seq_and_late_subscribers_catch_up_without_gaps():
     assert bus.wait_for(lambda r: r.subject == "broker:9", after_seq=0, timeout=0.05) is None
 
 
+def test_the_bus_keeps_its_history_packed_and_gives_back_any_part_of_it():
+    """Kept records are bytes, not objects the collector visits (issue 14); ``since`` still
+    gives each kept record back, in order, from any seq and with a limit, and forgets the oldest
+    beyond ``history``."""
+    bus = RecordBus("s", history=50)
+    for n in range(80):
+        bus.emit([Record(kind="broker", subject=f"broker:{n}", detail={"n": (n,)})])
+    assert all(isinstance(kept, bytes) for kept in bus._kept)
+    assert [r.seq for r in bus.since(0)] == list(range(30, 80))  # the 30 oldest are forgotten
+    assert [r.seq for r in bus.since(75)] == [75, 76, 77, 78, 79]
+    assert [r.seq for r in bus.since(40, limit=3)] == [40, 41, 42]
+    assert [r.seq for r in bus.since(78, limit=3)] == [78, 79] and bus.since(80) == []
+    assert [r.detail["n"] for r in bus.since(77)] == [(77,), (78,), (79,)]
+    late = []
+    bus.subscribe(late.extend, replay_from=70)
+    assert [r.subject for r in late] == [f"broker:{n}" for n in range(70, 80)]
+    assert bus.wait_for(lambda r: r.detail["n"] == (31,), after_seq=0, timeout=0).seq == 31
+
+
 def _replay(tmp_path, n=3):
     header = SessionHeader("s1", "sandbox", 0, "0.1.0", {"brokers": [0]})
     writer = ReplayWriter(tmp_path, header)
