@@ -237,5 +237,5 @@ def _check_type(name: str, value: Any) -> Any:
 
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Record))
-_FIELD_VALUES = operator.attrgetter(*FIELD_NAMES)
 """Record fields in declaration order: the Spark schema and the JS model are tested against it."""
+_FIELD_VALUES = operator.attrgetter(*FIELD_NAMES)  # a record's values in that order, for packed()
