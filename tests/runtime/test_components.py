@@ -8,6 +8,7 @@ import json
 import socket
 import threading
 import time
+import weakref
 
 from kazoo.client import KazooClient, KazooState
 
@@ -231,10 +232,12 @@ def test_damage_in_the_middle_stops_the_replay_there_and_says_why(tmp_path):
     assert len(replay.records) == 1 and ":3:" in replay.problem and "'seq' must be int" in replay.problem
 
 
-def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(start_cluster):
+def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(start_cluster, monkeypatch):
     """Full collections must not rescan a started cluster's state (backend/runtime/heap.py),
     and a closed cluster's dead cycles must become collectable again."""
     gc.unfreeze()
+    monkeypatch.setattr(heap, "_running", 0)  # clusters of earlier tests still open are not this test's
+    monkeypatch.setattr(heap, "_closed", 0)
     cluster, _ = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1], 1: [1, 0]}}})
     controller = cluster.brokers[0].controller
     assert gc.get_freeze_count() > 0
@@ -243,6 +246,38 @@ def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(sta
 
     cluster.close()
     assert gc.get_freeze_count() == 0
+
+
+def test_closed_clusters_dead_cycles_are_collected_once_they_are_a_quarter_of_those_frozen(monkeypatch):
+    """Each close used to unfreeze every sandbox's state, for the next full collection to visit
+    and the next start to freeze again, dead cycles and all. Now the closed ones' dead cycles wait,
+    frozen, until they are a quarter of the clusters frozen; then one collection frees them and
+    what is left, all alive, is frozen again."""
+    class Cycle:
+        def __init__(self):
+            self.me = self
+    gc.collect()
+    monkeypatch.setattr(heap, "_running", 0)
+    monkeypatch.setattr(heap, "_closed", 0)
+    states = []
+    for _ in range(8):  # eight clusters start, each with a state that will be a dead cycle
+        states.append(Cycle())
+        heap.settle()
+    dead = [weakref.ref(state) for state in states[:2]]
+    alive = states[2:]
+    states.clear()  # the first two clusters' states are now garbage, frozen
+    try:
+        heap.release()  # 1 closed of 8: not yet
+        gc.collect()
+        assert dead[0]() is not None and gc.get_freeze_count() > 0
+        heap.release()  # 2 of 8: a quarter
+        assert dead[0]() is None and dead[1]() is None
+        assert not any(o is alive[0] for o in gc.get_objects())  # what is left is frozen again
+        assert heap._closed == 0 and heap._running == 6
+    finally:
+        for _ in range(6):
+            heap.release()  # the last one unfreezes everything
+    assert gc.get_freeze_count() == 0 and heap._running == 0
 
 
 def test_the_pause_log_has_a_line_per_collection_with_its_generation_and_length(tmp_path):
