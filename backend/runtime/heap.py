@@ -57,7 +57,7 @@ def settle() -> None:
     global _running
     with _lock:
         _running += 1
-        gc.freeze()
+    gc.freeze()
     young, middle, oldest = gc.get_threshold()
     gc.set_threshold(max(YOUNG_THRESHOLD, young), middle, oldest)
 
@@ -66,15 +66,15 @@ def release() -> None:
     """A cluster has closed: its dead cycles are given back to the collector — at once when it was
     the last one, else once the closed clusters are a quarter of those frozen (above)."""
     global _running, _closed
-    with _lock:
+    with _lock:  # the count only: a collection runs finalizers, which must not wait on this lock
         _running, _closed = max(0, _running - 1), _closed + 1
         if _running and _closed * 4 < _running + _closed:
             return
-        _closed = 0
-        gc.unfreeze()
-        if _running:
-            gc.collect()
-            gc.freeze()
+        _closed, running = 0, _running
+    gc.unfreeze()
+    if running:
+        gc.collect()
+        gc.freeze()
 
 
 def log_pauses(path: str | Path) -> Callable[[], None]:
