@@ -21,7 +21,7 @@ quarter of those frozen (CPython spaces its own full collections by the same rul
 unfreezes, collects and freezes what is left — all of it alive, so nothing dead stays frozen: a
 class's hand-out, which closes each of 200 old copies before starting the new one, pays four such
 collections instead of one unfreeze per copy, and at most a quarter of the sandboxes' dead state
-waits in between.
+waits in between. With fewer than ``FEW_CLUSTERS`` running, a close unfreezes as before.
 
 With the heap frozen, the rule that spaces full collections (a quarter of the long-lived heap
 must be new) no longer holds them back, and a failover, which allocates a few hundred thousand
@@ -44,6 +44,11 @@ from typing import Callable
 
 YOUNG_THRESHOLD = 7_000  # CPython's default is 700
 
+FEW_CLUSTERS = 8
+"""Below this many running clusters a close unfreezes at once and collects nothing itself, as
+before: their state is then a small part of a full collection (a script's, a lesson's or a test's
+process holds far more of its own), so forcing one would cost more than the few dead cycles it
+frees early."""
 _lock = threading.Lock()
 _running = 0
 """Clusters settled and not yet released."""
@@ -63,16 +68,16 @@ def settle() -> None:
 
 
 def release() -> None:
-    """A cluster has closed: its dead cycles are given back to the collector — at once when it was
-    the last one, else once the closed clusters are a quarter of those frozen (above)."""
+    """A cluster has closed: its dead cycles are given back to the collector — at once when few
+    are left running, else once the closed clusters are a quarter of those frozen (above)."""
     global _running, _closed
     with _lock:  # the count only: a collection runs finalizers, which must not wait on this lock
         _running, _closed = max(0, _running - 1), _closed + 1
-        if _running and _closed * 4 < _running + _closed:
+        if _running >= FEW_CLUSTERS and _closed * 4 < _running + _closed:
             return
         _closed, running = 0, _running
     gc.unfreeze()
-    if running:
+    if running >= FEW_CLUSTERS:
         gc.collect()
         gc.freeze()
 

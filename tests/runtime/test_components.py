@@ -260,23 +260,24 @@ def test_closed_clusters_dead_cycles_are_collected_once_they_are_a_quarter_of_th
     monkeypatch.setattr(heap, "_running", 0)
     monkeypatch.setattr(heap, "_closed", 0)
     states = []
-    for _ in range(8):  # eight clusters start, each with a state that will be a dead cycle
+    for _ in range(16):  # sixteen clusters start, each with a state that will be a dead cycle
         states.append(Cycle())
         heap.settle()
-    dead = [weakref.ref(state) for state in states[:2]]
-    alive = states[2:]
-    states.clear()  # the first two clusters' states are now garbage, frozen
+    dead = [weakref.ref(state) for state in states[:4]]
+    alive = states[4:]
+    states.clear()  # the first four clusters' states are now garbage, frozen
     try:
-        heap.release()  # 1 closed of 8: not yet
-        gc.collect()
-        assert dead[0]() is not None and gc.get_freeze_count() > 0
-        heap.release()  # 2 of 8: a quarter
-        assert dead[0]() is None and dead[1]() is None
+        for closed in range(1, 4):  # 1, 2, 3 closed of 16: not yet
+            heap.release()
+            gc.collect()
+            assert dead[0]() is not None and gc.get_freeze_count() > 0, closed
+        heap.release()  # 4 of 16: a quarter
+        assert not any(ref() for ref in dead)
         assert not any(o is alive[0] for o in gc.get_objects())  # what is left is frozen again
-        assert heap._closed == 0 and heap._running == 6
+        assert heap._closed == 0 and heap._running == 12
     finally:
-        for _ in range(6):
-            heap.release()  # the last one unfreezes everything
+        for _ in range(12):
+            heap.release()  # below FEW_CLUSTERS each close unfreezes, as before
     assert gc.get_freeze_count() == 0 and heap._running == 0
 
 
