@@ -13,7 +13,6 @@ import time
 from bench.measure import machine_busy_seconds
 
 
-
 def busy_pct(seconds: float = 3.0) -> float:
     """The machine's busy share of all cores over the next ``seconds``."""
     b0, t0 = machine_busy_seconds(), time.monotonic()
