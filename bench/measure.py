@@ -44,10 +44,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
+def stat_cpu_seconds(stat_path: str) -> float:
+    """utime + stime so far from a ``/proc`` stat file: a process's, or one thread's
+    (``/proc/<pid>/task/<tid>/stat``)."""
+    with open(stat_path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def cpu_seconds(pid: int) -> float:
+    return stat_cpu_seconds(f"/proc/{pid}/stat")
 
 
 def children(pid: int) -> list[int]:

@@ -11,6 +11,8 @@ import os
 import threading
 from pathlib import Path
 
+from bench import measure
+
 
 class Sampler:
     """Peak of the summed memory (PSS) of a process and its descendants, and their CPU time,
@@ -38,12 +40,11 @@ class Sampler:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of one process so far."""
+    """utime + stime of one process so far; 0 for one that has gone."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return measure.cpu_seconds(pid)
     except (OSError, IndexError):
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def tree_cpu_seconds(root: int | None = None) -> float:

@@ -50,8 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def _cpu_s() -> float:
     """This process's CPU seconds so far (``threads.py`` beside this file: it imports no backend,
     so the child's ``backend`` stays the variant's)."""
-    from threads import _cpu_seconds
-    return _cpu_seconds("/proc/self/stat")
+    from threads import stat_cpu_seconds
+    return stat_cpu_seconds("/proc/self/stat")
 
 
 def measure(zk_hosts: str, sandboxes: int, idle_s: float, faults: int) -> dict:

@@ -14,18 +14,10 @@ import time
 from collections import defaultdict
 from typing import Callable, TypeVar
 
-from bench.measure import machine_busy_seconds
+from bench.measure import machine_busy_seconds, stat_cpu_seconds
 from bench.server_threads import kind
 
 T = TypeVar("T")
-
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_seconds(stat_path: str) -> float:
-    with open(stat_path) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
 
 
 def snapshot(jvm_pid: int | None = None) -> dict[str, float]:
@@ -34,15 +26,15 @@ def snapshot(jvm_pid: int | None = None) -> dict[str, float]:
     out: dict[str, float] = defaultdict(float)
     for tid in os.listdir("/proc/self/task"):
         try:
-            seconds = _cpu_seconds(f"/proc/self/task/{tid}/stat")
+            seconds = stat_cpu_seconds(f"/proc/self/task/{tid}/stat")
         except OSError:
             continue
         out[kind(names.get(int(tid), "other"))] += seconds
-    out["process (all Python threads)"] = _cpu_seconds("/proc/self/stat")
+    out["process (all Python threads)"] = stat_cpu_seconds("/proc/self/stat")
     ours = out["process (all Python threads)"]
     if jvm_pid is not None:
         try:
-            out["zookeeper-jvm"] = _cpu_seconds(f"/proc/{jvm_pid}/stat")
+            out["zookeeper-jvm"] = stat_cpu_seconds(f"/proc/{jvm_pid}/stat")
             ours += out["zookeeper-jvm"]
         except OSError:
             pass
