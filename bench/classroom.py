@@ -156,8 +156,13 @@ def accept(server: AppServer, up_to: int) -> tuple[list[dict], str | None]:
 
 
 def demo_driver(server: AppServer, class_id: str, seconds: float, interval: float, out: list) -> threading.Thread:
-    """The instructor: stop and start broker 1 of the class cluster every ``interval`` s."""
+    """The instructor: stop and start broker 1 of the class cluster every ``interval`` s.
+
+    Each fault on a connection of its own (``Connection: close``): gunicorn closes a keep-alive
+    connection idle for 2 s, and the demo acts every 3 s, so a reused one was now and then reset
+    under the POST and the demo fault lost (a browser would resend it; ``requests`` does not)."""
     api = server_api_clone(server)
+    headers = {**INSTRUCTOR, "Connection": "close"}
 
     def run() -> None:
         end, step = time.monotonic() + seconds, 0
@@ -166,7 +171,7 @@ def demo_driver(server: AppServer, class_id: str, seconds: float, interval: floa
             sent = time.time() * 1000
             try:
                 response = api.http.post(f"{server.url}api/classes/{class_id}/faults", json={"op": op, "broker": 1},
-                                         headers=INSTRUCTOR, timeout=60)
+                                         headers=headers, timeout=60)
                 out.append((sent, response.json().get("seq")))
             except Exception as exc:  # noqa: BLE001
                 log(f"  demo fault failed: {exc}")
