@@ -8,6 +8,7 @@
 .PHONY: setup setup-run run test lock
 
 ARGS ?=
+TEST_WORKERS ?= 2
 UV_VERSION = 0.13.8
 LOCK_TOOL = var/lock-tool
 LOCK = $(LOCK_TOOL)/bin/uv pip compile pyproject.toml --quiet --generate-hashes --universal \
@@ -22,8 +23,12 @@ setup-run:
 run: setup-run
 	.venv/bin/kclab serve $(ARGS)
 
+# Two processes by default: most of the suite waits (ZooKeeper sessions expiring, lessons' timers,
+# a browser), so two overlap those waits on two cores; each starts its own ZooKeeper, Spark and
+# Chromium. Whole files go to one process (--dist loadfile), so a module's fixtures start once.
+# TEST_WORKERS=0 runs everything in this process (e.g. to see a test's prints with ARGS=-s).
 test: setup
-	.venv/bin/python -m pytest $(ARGS)
+	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(ARGS)
 
 # uv (pinned) resolves for every platform (--universal) and records every file's hash; the test
 # set is constrained by the run set, so both lock the same version of every shared package.
