@@ -54,7 +54,8 @@ class Cluster:
         self.lock = threading.RLock()
         self.topic_configs: dict[str, dict[str, Any]] = {t: dict(s.config) for t, s in spec.topics.items()}
         self.closed = False
-        self._settled = False
+        self._frozen: int | None = None
+        """What this cluster's ``heap.settle`` froze, once it has started."""
         self.clock = LabClock()
         """The lab's timers' clock (lag checks, the rebalance scheduler): a lesson holds it at a stop."""
         self.zk_multi_read = False
@@ -112,8 +113,7 @@ class Cluster:
         if self.spec.topics:
             self.wait_until(lambda: self._topics_known(self.spec.topics), timeout, "the controller to create the topics")
         self.wait_stable(timeout)
-        heap.settle()
-        self._settled = True
+        self._frozen = heap.settle()
 
     def create_topic(self, topic: str, spec: TopicSpec) -> dict[int, list[int]]:
         config = {k: config_string(v) for k, v in spec.config.items()}
@@ -144,9 +144,9 @@ class Cluster:
         try:
             self.operator.close(delete_chroot=not keep)
         finally:
-            if self._settled:  # only a started cluster counts among those frozen
-                self._settled = False
-                heap.release()
+            if self._frozen is not None:  # only a started cluster counts among those frozen
+                frozen, self._frozen = self._frozen, None
+                heap.release(frozen)
 
     def crash_broker(self, broker_id: int) -> None:
         """``kill -9`` broker ``broker_id``, and watch its registration as any ZooKeeper client

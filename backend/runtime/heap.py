@@ -16,12 +16,15 @@ it closes, which returns its own dead cycles — kazoo clients, threads — to t
 calls are process-wide and cheap (two list splices), but what follows an unfreeze is not: the
 next full collection visits every sandbox's state, ~0.14 s for 50 idle sandboxes (issue 14, tenth
 round), and a start that comes first freezes the closed cluster's dead cycles again. So with
-other clusters running, ``release`` waits until the clusters closed since the last unfreeze are a
-quarter of those frozen (CPython spaces its own full collections by the same rule), then
-unfreezes, collects and freezes what is left — all of it alive, so nothing dead stays frozen: a
-class's hand-out, which closes each of 200 old copies before starting the new one, pays four such
-collections instead of one unfreeze per copy, and at most a quarter of the sandboxes' dead state
-waits in between. With fewer than ``FEW_CLUSTERS`` running, a close unfreezes as before.
+other clusters running, ``release`` waits until what the clusters closed since the last unfreeze
+had frozen is a quarter of everything frozen (CPython spaces its own full collections by the same
+rule), then unfreezes, collects and freezes what is left — all of it alive, so nothing dead stays
+frozen: a class's hand-out, which closes each of 200 old copies before starting the new one, pays
+about four such collections instead of one unfreeze per copy, and at most a quarter of the frozen
+heap is dead state waiting. Measured in objects, not clusters: in a script's, a lesson's or a
+test's process, the process's own objects are most of what is frozen, so its few clusters' closes
+rarely force a collection that would mostly visit the process. With no cluster left running,
+nothing needs to be frozen, and the close just unfreezes.
 
 With the heap frozen, the rule that spaces full collections (a quarter of the long-lived heap
 must be new) no longer holds them back, and a failover, which allocates a few hundred thousand
@@ -44,40 +47,39 @@ from typing import Callable
 
 YOUNG_THRESHOLD = 7_000  # CPython's default is 700
 
-FEW_CLUSTERS = 8
-"""Below this many running clusters a close unfreezes at once and collects nothing itself, as
-before: their state is then a small part of a full collection (a script's, a lesson's or a test's
-process holds far more of its own), so forcing one would cost more than the few dead cycles it
-frees early."""
 _lock = threading.Lock()
 _running = 0
 """Clusters settled and not yet released."""
-_closed = 0
-"""Clusters released since the last unfreeze: their dead cycles are still frozen."""
+_closed_frozen = 0
+"""Objects frozen by the settles of the clusters released since the last unfreeze: an estimate of
+the dead state still frozen."""
 
 
-def settle() -> None:
+def settle() -> int:
     """A cluster has started: later full collections skip everything alive now, and
-    collections come ten times less often."""
+    collections come ten times less often. Returns how many objects this froze, for ``release``."""
     global _running
     with _lock:
         _running += 1
+    before = gc.get_freeze_count()
     gc.freeze()
     young, middle, oldest = gc.get_threshold()
     gc.set_threshold(max(YOUNG_THRESHOLD, young), middle, oldest)
+    return max(0, gc.get_freeze_count() - before)
 
 
-def release() -> None:
-    """A cluster has closed: its dead cycles are given back to the collector — at once when few
-    are left running, else once the closed clusters are a quarter of those frozen (above)."""
-    global _running, _closed
+def release(frozen: int) -> None:
+    """A cluster whose ``settle`` froze ``frozen`` objects has closed: its dead cycles are given
+    back to the collector once the closed clusters' share is a quarter of the frozen heap, or at
+    once when it was the last cluster running (above)."""
+    global _running, _closed_frozen
     with _lock:  # the count only: a collection runs finalizers, which must not wait on this lock
-        _running, _closed = max(0, _running - 1), _closed + 1
-        if _running >= FEW_CLUSTERS and _closed * 4 < _running + _closed:
+        _running, _closed_frozen = max(0, _running - 1), _closed_frozen + frozen
+        if _running and _closed_frozen * 4 < gc.get_freeze_count():
             return
-        _closed, running = 0, _running
+        _closed_frozen, running = 0, _running
     gc.unfreeze()
-    if running >= FEW_CLUSTERS:
+    if running:
         gc.collect()
         gc.freeze()
 

@@ -237,7 +237,7 @@ def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(sta
     and a closed cluster's dead cycles must become collectable again."""
     gc.unfreeze()
     monkeypatch.setattr(heap, "_running", 0)  # clusters of earlier tests still open are not this test's
-    monkeypatch.setattr(heap, "_closed", 0)
+    monkeypatch.setattr(heap, "_closed_frozen", 0)
     cluster, _ = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1], 1: [1, 0]}}})
     controller = cluster.brokers[0].controller
     assert gc.get_freeze_count() > 0
@@ -248,37 +248,51 @@ def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(sta
     assert gc.get_freeze_count() == 0
 
 
-def test_closed_clusters_dead_cycles_are_collected_once_they_are_a_quarter_of_those_frozen(monkeypatch):
+def test_closed_clusters_dead_cycles_are_collected_once_they_are_a_quarter_of_the_frozen_heap(monkeypatch):
     """Each close used to unfreeze every sandbox's state, for the next full collection to visit
     and the next start to freeze again, dead cycles and all. Now the closed ones' dead cycles wait,
-    frozen, until they are a quarter of the clusters frozen; then one collection frees them and
-    what is left, all alive, is frozen again."""
-    class Cycle:
-        def __init__(self):
-            self.me = self
+    frozen, until what their starts froze is a quarter of the frozen heap (the process's own
+    objects count too); then one collection frees them and what is left, all alive, is frozen
+    again. When the last cluster closes, nothing stays frozen."""
     gc.collect()
     monkeypatch.setattr(heap, "_running", 0)
-    monkeypatch.setattr(heap, "_closed", 0)
-    states = []
-    for _ in range(16):  # sixteen clusters start, each with a state that will be a dead cycle
-        states.append(Cycle())
-        heap.settle()
-    dead = [weakref.ref(state) for state in states[:4]]
-    alive = states[4:]
-    states.clear()  # the first four clusters' states are now garbage, frozen
+    monkeypatch.setattr(heap, "_closed_frozen", 0)
+    gc.freeze()  # the process's own objects, frozen by an earlier start as in a server
+    parts = max(1_000, gc.get_freeze_count() // 24)  # 16 states: 2/3 of the process, whatever its size
+
+    class State:  # a cluster's state: a cycle, and many objects the collector tracks
+        def __init__(self):
+            self.me = self
+            self.parts = [[] for _ in range(parts)]
+    states, sizes = [], []
     try:
-        for closed in range(1, 4):  # 1, 2, 3 closed of 16: not yet
-            heap.release()
+        for _ in range(16):
+            states.append(State())
+            sizes.append(heap.settle())
+        assert all(size > parts for size in sizes)  # each start counts what it froze
+        dead = [weakref.ref(state) for state in states[:12]]
+        alive = states[12:]
+        states.clear()  # the first twelve clusters' states are now garbage, frozen
+        closed, frozen = 0, gc.get_freeze_count()
+        for n in range(12):
+            heap.release(sizes[n])
+            closed += sizes[n]
             gc.collect()
-            assert dead[0]() is not None and gc.get_freeze_count() > 0, closed
-        heap.release()  # 4 of 16: a quarter
-        assert not any(ref() for ref in dead)
-        assert not any(o is alive[0] for o in gc.get_objects())  # what is left is frozen again
-        assert heap._closed == 0 and heap._running == 12
+            if closed * 4 < frozen:
+                assert dead[n]() is not None, n  # frozen: the collection could not free it
+                continue
+            assert n >= 2  # the closes waited
+            assert not any(ref() for ref in dead[: n + 1])
+            assert not any(o is alive[0] for o in gc.get_objects())  # what is left is frozen again
+            assert heap._closed_frozen == 0 and heap._running == 16 - (n + 1)
+            break
+        else:
+            raise AssertionError("the closed clusters' dead cycles were never collected")
+        for size in sizes[n + 1:]:
+            heap.release(size)
+        assert gc.get_freeze_count() == 0 and heap._running == 0  # the last close unfreezes
     finally:
-        for _ in range(12):
-            heap.release()  # below FEW_CLUSTERS each close unfreezes, as before
-    assert gc.get_freeze_count() == 0 and heap._running == 0
+        gc.unfreeze()
 
 
 def test_the_pause_log_has_a_line_per_collection_with_its_generation_and_length(tmp_path):
