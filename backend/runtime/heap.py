@@ -47,7 +47,10 @@ from typing import Callable
 
 YOUNG_THRESHOLD = 7_000  # CPython's default is 700
 
-_lock = threading.Lock()
+_lock = threading.RLock()
+"""Held by every freeze, unfreeze and collection of ``settle`` and ``release``, so what a settle
+counts as its own is exactly what it froze, even while other sandboxes start and close. Reentrant:
+a collection runs finalizers in the thread that holds it."""
 _running = 0
 """Clusters settled and not yet released."""
 _closed_frozen = 0
@@ -61,11 +64,12 @@ def settle() -> int:
     global _running
     with _lock:
         _running += 1
-    before = gc.get_freeze_count()
-    gc.freeze()
+        before = gc.get_freeze_count()
+        gc.freeze()
+        frozen = gc.get_freeze_count() - before
     young, middle, oldest = gc.get_threshold()
     gc.set_threshold(max(YOUNG_THRESHOLD, young), middle, oldest)
-    return max(0, gc.get_freeze_count() - before)
+    return frozen
 
 
 def release(frozen: int) -> None:
@@ -73,15 +77,15 @@ def release(frozen: int) -> None:
     back to the collector once the closed clusters' share is a quarter of the frozen heap, or at
     once when it was the last cluster running (above)."""
     global _running, _closed_frozen
-    with _lock:  # the count only: a collection runs finalizers, which must not wait on this lock
+    with _lock:
         _running, _closed_frozen = max(0, _running - 1), _closed_frozen + frozen
         if _running and _closed_frozen * 4 < gc.get_freeze_count():
             return
-        _closed_frozen, running = 0, _running
-    gc.unfreeze()
-    if running:
-        gc.collect()
-        gc.freeze()
+        _closed_frozen = 0
+        gc.unfreeze()
+        if _running:
+            gc.collect()
+            gc.freeze()
 
 
 def log_pauses(path: str | Path) -> Callable[[], None]:
