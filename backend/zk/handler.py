@@ -1,6 +1,5 @@
-"""kazoo's threading handler, made cheaper per request: a plain ``poll`` for ``select``, timed
-waits that end together with the process's other timers (``wake_grid``), and wake-ups that a
-thread submitting many requests can hold back and send at once.
+"""kazoo's threading handler, made cheaper per request: a plain ``poll`` for ``select``, and
+wake-ups that a thread submitting many requests can hold back and send at once.
 
 Every kazoo client has a connection thread that loops on ``handler.select`` over its socket
 and a wake-up socket, and calls ``select`` again before each read of an answer: three or four
@@ -23,8 +22,6 @@ from typing import Callable, Iterator
 
 from kazoo.handlers.threading import SequentialThreadingHandler
 from kazoo.handlers.utils import fileobj_to_fd
-
-from backend.zk.wake_grid import SESSION_GRID_S, timeout_on_grid
 
 _READABLE_IF = ~select_module.POLLOUT  # as selectors.PollSelector: errors and hang-ups wake both
 _WRITABLE_IF = ~select_module.POLLIN
@@ -67,9 +64,8 @@ class PollingThreadingHandler(SequentialThreadingHandler):
         self._deferring = threading.local()
         self._wake: _WakeSocket | None = None
 
-    def select(self, rlist, wlist, xlist, timeout=None):
-        """A wait that a time-out ends, a ping's, ends on the process's grid (``wake_grid``)."""
-        return poll_select(rlist, wlist, xlist, timeout_on_grid(timeout, SESSION_GRID_S))
+    def select(self, *args, **kwargs):
+        return poll_select(*args, **kwargs)
 
     def create_socket_pair(self):
         """kazoo's pair (read end, write end), the write end wrapped in a :class:`_WakeSocket`.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 import pytest
 
@@ -17,7 +16,6 @@ from backend.runtime.broker.replica_scheduler import ReplicaScheduler
 from backend.runtime.broker.replica_thread import ReplicaThread
 from backend.runtime.lab_clock import LabClock
 from backend.runtime.polling import poll_until
-from backend.zk.wake_grid import ROUND_GRID_S
 
 
 @pytest.fixture
@@ -170,33 +168,3 @@ def test_a_round_that_fails_outside_its_fetch_ends_neither_the_runner_nor_the_ot
     finally:
         failing.stop()
         other.stop()
-
-
-def test_idle_brokers_rounds_fall_due_on_the_grid_and_run_in_one_wake_up(scheduler):
-    """Two idle brokers started 30 ms apart fetch every 500 ms; their later rounds are moved to the
-    process's grid (``ROUND_GRID_S``), so they run one right after the other, never before they were
-    due. Without the grid they would stay 30 ms apart."""
-    times = {"a": [], "b": []}
-
-    def fetch_of(name):
-        def fetch(now):
-            times[name].append(time.monotonic())
-            return False
-        return fetch
-
-    grid = ROUND_GRID_S
-    while (time.monotonic() % grid) > grid / 10:  # start just after a grid point: both dues in one step
-        time.sleep(0.002)
-    a, b = _task(fetch_of("a"), wait_max_ms=500), _task(fetch_of("b"), wait_max_ms=500)
-    try:
-        a.start()
-        time.sleep(0.03)
-        b.start()
-        poll_until(lambda: len(times["a"]) >= 3 and len(times["b"]) >= 3, 10, "three rounds of each broker")
-        for name in "ab":
-            first, second = times[name][:2]
-            assert second >= first + 0.5  # never before it was due
-        assert abs(times["b"][1] - times["a"][1]) < 0.02  # one wake-up, not 30 ms apart
-    finally:
-        a.stop()
-        b.stop()

@@ -7,8 +7,7 @@ for the interpreter lock: py-spy put 30 % of a saturated worker's lock-holding t
 wake-ups (``docs/performance.md``, issue 14, fourth round). Here one timetable (a heap of
 deadlines) holds every broker's next round, and the thread that waits on it runs the rounds as
 they fall due, one after the other; rounds due within ``EARLY_S`` of each other run in one
-wake-up, and a wait for a round more than ``ROUND_GRID_S`` away ends on the process's grid
-(``backend/zk/wake_grid.py``), so idle brokers' fetches of every sandbox come in a few wake-ups.
+wake-up.
 
 A round may block: a leader below inter.broker.protocol.version 2.7 writes its ISR to ZooKeeper
 itself, and a ZooKeeper that does not answer holds that write up. A thread per broker blocked
@@ -28,7 +27,6 @@ import time
 from typing import Protocol
 
 from backend.runtime.per_process import PerProcess
-from backend.zk.wake_grid import ROUND_GRID_S, on_grid
 
 EARLY_S = 0.005
 """A round due within this of the first due one runs in the same wake-up (at most this early):
@@ -131,17 +129,16 @@ class ReplicaScheduler(PerProcess):
                 if self._waiting:  # another runner watches the timetable: one is enough
                     self._runners -= 1
                     return
-                due, now = self._next_due(), time.monotonic()
+                due = self._next_due()
                 self._waiting += 1
-                self.lock.wait(None if due is None else max(0.0, on_grid(due, ROUND_GRID_S, now) - now))
+                self.lock.wait(None if due is None else max(0.0, due - time.monotonic()))
                 self._waiting -= 1
 
     def _watch(self) -> None:
         """Start a runner when a round is late and every runner is busy (a blocked round)."""
         with self.lock:
             while True:
-                now = time.monotonic()
-                self._watchdog.wait(on_grid(now + LATE_S, ROUND_GRID_S, now) - now if self.started else None)
+                self._watchdog.wait(LATE_S if self.started else None)
                 due = self._next_due()
                 if (due is not None and due < time.monotonic() - LATE_S and not self._waiting
                         and self._runners < MAX_RUNNERS):
