@@ -183,8 +183,7 @@ def demo_driver(server: AppServer, class_id: str, seconds: float, interval: floa
 
 
 def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str, args, tmp: Path) -> dict:
-    data = tmp / f"data-{name}"
-    data.mkdir()
+    data = Path(tempfile.mkdtemp(prefix=f"data-{name}-", dir=tmp))  # a variant may be listed twice, to alternate
     server = AppServer(hosts, data, args.threads, source=source, serve_args=serve_args,
                        env={"KCLAB_GC_PAUSES": str(data / "gc-pauses")})
     created: list[dict] = []
