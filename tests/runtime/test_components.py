@@ -305,6 +305,65 @@ def quarter_rule_scenario():
         gc.unfreeze()
 
 
+class _SlowFreezeGc:
+    """The three ``gc`` calls ``heap`` counts with, over a counter; ``freeze`` can be held half-way
+    (``held``) so another thread's release can try to run in the middle of it. The real ``gc``
+    runs in the two tests above."""
+
+    def __init__(self):
+        self.count, self.held, self.inside, self.calls = 0, threading.Event(), threading.Event(), []
+        self.held.set()
+
+    def get_freeze_count(self):
+        return self.count
+
+    def freeze(self):
+        self.calls.append("freeze")
+        self.inside.set()
+        self.held.wait(10)
+        self.count += 500
+
+    def unfreeze(self):
+        self.calls.append("unfreeze")
+        self.count = 0
+
+    def collect(self):
+        self.calls.append("collect")
+
+    def get_threshold(self):
+        return gc.get_threshold()
+
+    def set_threshold(self, *threshold):
+        pass
+
+
+def test_a_settle_counts_only_what_it_froze_while_another_cluster_closes(monkeypatch):
+    """Sandboxes start and close at the same time in a class (a hand-out closes each old copy and
+    starts the new one). A close that unfroze the heap between a settle's two reads of the freeze
+    count made that settle count nothing, or everything; the lock keeps them apart."""
+    fake = _SlowFreezeGc()
+    monkeypatch.setattr(heap, "gc", fake)
+    monkeypatch.setattr(heap, "_running", 1)  # another cluster, about to close
+    monkeypatch.setattr(heap, "_closed_frozen", 0)
+    fake.count = 2_000
+    fake.held.clear()
+    counted = []
+    starting = threading.Thread(target=lambda: counted.append(heap.settle()))
+    closing = threading.Thread(target=heap.release, args=(2_000,))
+    starting.start()
+    try:
+        assert fake.inside.wait(10)
+        closing.start()  # its share is all of the frozen heap: it unfreezes, collects and freezes again
+        closing.join(0.3)
+        assert closing.is_alive() and fake.calls == ["freeze"]  # it waits for the settle to finish
+    finally:
+        fake.held.set()
+        starting.join(10)
+        closing.join(10)
+    assert counted == [500]  # what this settle froze, not 2,500 - 0 or a negative count
+    assert fake.calls == ["freeze", "unfreeze", "collect", "freeze"]
+
+
 def test_the_pause_log_has_a_line_per_collection_with_its_generation_and_length(tmp_path):
     """The classroom bench tells a collection's wait from the code's by this log
     (``KCLAB_GC_PAUSES``): each collection once, its generation, a length that covers the work."""
