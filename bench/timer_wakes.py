@@ -75,10 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[dict]] = {"spread": [], "grid": []}
     for run in range(args.runs):
         for arrangement in runs:
+            load = [round(x, 2) for x in os.getloadavg()]
             out = subprocess.run([sys.executable, __file__, "--child", arrangement, "--threads", str(args.threads),
                                   "--period", str(args.period), "--grid", str(args.grid), "--seconds", str(args.seconds)],
                                  capture_output=True, text=True, check=True)
-            result = {**json.loads(out.stdout), "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}
+            result = {**json.loads(out.stdout), "loadavg_at_start": load}
             runs[arrangement].append(result)
             print(f"run {run + 1} {arrangement}: {result}", file=sys.stderr)
     medians = {name: statistics.median(r["us_per_wake"] for r in results) for name, results in runs.items()}
