@@ -235,19 +235,32 @@ def test_damage_in_the_middle_stops_the_replay_there_and_says_why(tmp_path):
     assert len(replay.records) == 1 and ":3:" in replay.problem and "'seq' must be int" in replay.problem
 
 
-def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(start_cluster, monkeypatch):
+def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(zk_hosts, chroot):
     """Full collections must not rescan a started cluster's state (backend/runtime/heap.py),
-    and a closed cluster's dead cycles must become collectable again."""
-    gc.unfreeze()
-    monkeypatch.setattr(heap, "_running", 0)  # clusters of earlier tests still open are not this test's
-    monkeypatch.setattr(heap, "_closed_frozen", 0)
-    cluster, _ = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1], 1: [1, 0]}}})
-    controller = cluster.brokers[0].controller
-    assert gc.get_freeze_count() > 0
-    assert gc.get_threshold()[0] >= 7_000  # collections ten times rarer: a failover runs no full one
-    assert not any(o is controller for generation in (0, 1, 2) for o in gc.get_objects(generation=generation))
+    and a closed cluster's dead cycles must become collectable again. In a process of its own, as
+    the next test's scenario: in the suite's processes a cluster an earlier test left closing
+    (a lesson's thread) releases meanwhile and changes what is frozen."""
+    run = subprocess.run([sys.executable, "-c", f"from {__name__} import frozen_cluster_scenario as s; "
+                          f"s({zk_hosts!r}, {chroot!r})"],
+                         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
 
-    cluster.close()
+
+def frozen_cluster_scenario(zk_hosts: str, chroot: str) -> None:
+    from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
+    from backend.runtime.cluster import Cluster
+
+    gc.unfreeze()
+    cluster = Cluster(zk_hosts, chroot, ClusterSpec((0, 1), {"t": TopicSpec(2, 2, {0: (0, 1), 1: (1, 0)}, {})}, {}),
+                      "frozen", RecordBus("frozen"))
+    try:
+        cluster.start()
+        controller = wait_until(lambda: cluster.brokers[0].controller, timeout=10)
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[0] >= 7_000  # collections ten times rarer: a failover runs no full one
+        assert not any(o is controller for generation in (0, 1, 2) for o in gc.get_objects(generation=generation))
+    finally:
+        cluster.close()
     assert gc.get_freeze_count() == 0
 
 
