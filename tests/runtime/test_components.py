@@ -240,10 +240,7 @@ def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(zk_
     and a closed cluster's dead cycles must become collectable again. In a process of its own, as
     the next test's scenario: in the suite's processes a cluster an earlier test left closing
     (a lesson's thread) releases meanwhile and changes what is frozen."""
-    run = subprocess.run([sys.executable, "-c", f"from {__name__} import frozen_cluster_scenario as s; "
-                          f"s({zk_hosts!r}, {chroot!r})"],
-                         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
+    _in_own_process("frozen_cluster_scenario", zk_hosts, chroot)
 
 
 def frozen_cluster_scenario(zk_hosts: str, chroot: str) -> None:
@@ -270,7 +267,13 @@ def test_closed_clusters_dead_cycles_are_collected_once_they_are_a_quarter_of_th
     frozen, until what their starts froze is a quarter of the frozen heap (the process's own
     objects count too); then one collection frees them and what is left, all alive, is frozen
     again. When the last cluster closes, nothing stays frozen."""
-    run = subprocess.run([sys.executable, "-c", f"from {__name__} import quarter_rule_scenario as s; s()"],
+    _in_own_process("quarter_rule_scenario")
+
+
+def _in_own_process(scenario: str, *args: str) -> None:
+    """Run this module's ``scenario(*args)`` in a fresh interpreter: ``gc.freeze`` and ``heap``'s
+    counters are process-wide, and the suite's processes may still hold an earlier test's clusters."""
+    run = subprocess.run([sys.executable, "-c", f"from {__name__} import {scenario} as s; s(*{args!r})"],
                          cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
 
@@ -349,14 +352,19 @@ class _SlowFreezeGc:
         pass
 
 
-def test_a_settle_counts_only_what_it_froze_while_another_cluster_closes(monkeypatch):
+def test_a_settle_counts_only_what_it_froze_while_another_cluster_closes():
     """Sandboxes start and close at the same time in a class (a hand-out closes each old copy and
     starts the new one). A close that unfroze the heap between a settle's two reads of the freeze
-    count made that settle count nothing, or everything; the lock keeps them apart."""
+    count made that settle count nothing, or everything; the lock keeps them apart. In a process
+    of its own, as the two above: a cluster left closing in the suite's process would call the
+    stand-in too."""
+    _in_own_process("settle_during_close_scenario")
+
+
+def settle_during_close_scenario() -> None:
     fake = _SlowFreezeGc()
-    monkeypatch.setattr(heap, "gc", fake)
-    monkeypatch.setattr(heap, "_running", 1)  # another cluster, about to close
-    monkeypatch.setattr(heap, "_closed_frozen", 0)
+    heap.gc = fake
+    heap._running = 1  # another cluster, about to close
     fake.count = 2_000
     counted = []
     starting = threading.Thread(target=lambda: counted.append(heap.settle()))
