@@ -25,8 +25,13 @@ are one fault each, as in ``classroom.py``), twice (see below). Reported per var
 * ``threads_per_sandbox`` once all are up, and the load average at the variant's start.
 
 A variant is a source tree: ``head`` is this checkout; ``--before COMMIT`` adds ``git archive`` of
-that commit (exported to a temporary directory and run with this checkout's venv). Variants
-alternate run by run (``--runs``); the medians are printed last.
+that commit (exported to a temporary directory and run with this checkout's venv). ``--gevent DIR``
+adds ``head+gevent``: this checkout with ``gevent.monkey.patch_all()`` first, gevent taken from
+``DIR`` (``pip install --target DIR gevent``; it is no dependency of the app), so every thread of
+the runtime is a greenlet on one OS thread (docs/performance.md, issue 14's thirteenth round).
+There ``time.thread_time()`` is the whole process's, so with ``--gevent`` no variant subtracts
+the measuring thread's CPU from a fault's (its polling of ``wait_stable`` then counts in every
+variant alike). Variants alternate run by run (``--runs``); the medians are printed last.
 
     .venv/bin/python bench/sandbox_cpu.py --before 5142e46 --sandboxes 10 --runs 3 --json
 """
@@ -87,13 +92,18 @@ def measure(zk_hosts: str, sandboxes: int, idle_s: float, faults: int) -> dict:
             cluster.close()
 
 
+def _own_cpu_s() -> float:
+    """The measuring thread's CPU, subtracted from the faults' (0 with ``--gevent``: see above)."""
+    return 0.0 if os.environ.get("KCLAB_BENCH_KEEP_OWN_CPU") else time.thread_time()
+
+
 def _cpu_ms_per_fault(cluster, faults: int, broker_of, idle_rate: float) -> float:
     """Crash and start ``broker_of(k)`` in turn (a crash and a start are a fault each), each waited
     out; the process's CPU above the idle rate, without the measuring thread's, per fault. A crash
     (kill -9) leaves its session for ZooKeeper to expire, and the broker cannot start again before
     that (``NodeExistsException``, as Kafka's): a crash is waited out until the expiry is seen, so
     it includes the controller's handling of the broker's failure."""
-    cpu0, own0, t0 = _cpu_s(), time.thread_time(), time.monotonic()
+    cpu0, own0, t0 = _cpu_s(), _own_cpu_s(), time.monotonic()
     for k in range(faults):
         broker = cluster.brokers[broker_of(k)]
         if k % 2:
@@ -106,7 +116,7 @@ def _cpu_ms_per_fault(cluster, faults: int, broker_of, idle_rate: float) -> floa
                 raise RuntimeError("the crashed broker's session did not expire")
         if not cluster.wait_stable(30):
             raise RuntimeError("the sandbox did not settle after a fault")
-    spent = _cpu_s() - cpu0 - (time.thread_time() - own0) - idle_rate * (time.monotonic() - t0)
+    spent = _cpu_s() - cpu0 - (_own_cpu_s() - own0) - idle_rate * (time.monotonic() - t0)
     return round(1000 * spent / max(1, faults), 1)
 
 
@@ -159,15 +169,20 @@ def record_path(emitted: list[list], header, faults: int) -> dict:
 
 
 def _child(args) -> None:
+    if args.gevent:
+        sys.path.insert(0, args.gevent)
+        from gevent import monkey
+        monkey.patch_all()
     print(json.dumps(measure(args.zk, args.sandboxes, args.idle_seconds, args.faults)))
 
 
-def _run_variant(source: Path, args, zk_hosts: str) -> dict:
+def _run_variant(source: Path, args, zk_hosts: str, gevent: str | None = None) -> dict:
     load = [round(x, 2) for x in os.getloadavg()]
+    env = {**os.environ, "PYTHONPATH": str(source), **({"KCLAB_BENCH_KEEP_OWN_CPU": "1"} if args.gevent else {})}
     out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--zk", zk_hosts,
                           "--sandboxes", str(args.sandboxes), "--idle-seconds", str(args.idle_seconds),
-                          "--faults", str(args.faults)],
-                         cwd=source, env={**os.environ, "PYTHONPATH": str(source)}, capture_output=True,
+                          "--faults", str(args.faults), *(["--gevent", gevent] if gevent else [])],
+                         cwd=source, env=env, capture_output=True,
                          text=True, timeout=900, check=True)
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "loadavg_at_start": load}
 
@@ -179,6 +194,7 @@ def main() -> None:
     parser.add_argument("--faults", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--before", metavar="COMMIT", help="also run this commit (git archive), alternating")
+    parser.add_argument("--gevent", metavar="DIR", help="also run this checkout monkey-patched by the gevent in DIR")
     parser.add_argument("--json", action="store_true", help="every run on stdout")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--zk", help=argparse.SUPPRESS)
@@ -195,10 +211,12 @@ def main() -> None:
             archive = subprocess.run(["git", "archive", args.before], cwd=ROOT, capture_output=True, check=True)
             subprocess.run(["tar", "-x", "-C", str(before)], input=archive.stdout, check=True)
             variants = {f"before {args.before}": before, "head": ROOT}
+        if args.gevent:
+            variants["head+gevent"] = ROOT
         results: dict[str, list[dict]] = {name: [] for name in variants}
         for run in range(args.runs):
             for name, source in variants.items():
-                result = _run_variant(source, args, zk.hosts)
+                result = _run_variant(source, args, zk.hosts, args.gevent if name == "head+gevent" else None)
                 print(f"run {run + 1} {name}: {result}", file=sys.stderr, flush=True)
                 results[name].append(result)
     keys = ("idle_cpu_pct_of_core_per_sandbox", "cpu_ms_per_fault", "cpu_ms_per_fault_all_brokers",
