@@ -1,23 +1,16 @@
 """The runtime's parts on their own: the event queue, the pausable cable, the record bus and the
-replay log."""
+replay log (the heap's freezing: ``test_heap.py``)."""
 
 from __future__ import annotations
 
-import gc
 import json
 import socket
-import subprocess
-import sys
 import threading
-import time
-import weakref
-from pathlib import Path
 
 from kazoo.client import KazooClient, KazooState
 
 from backend.core.controller import events as ev
 from backend.core.records import Record, SessionHeader
-from backend.runtime import heap
 from backend.runtime.controller.event_manager import ControllerEventManager
 from backend.runtime.broker.network import BrokerNetwork
 from backend.runtime.record_bus import RecordBus
@@ -233,178 +226,3 @@ def test_damage_in_the_middle_stops_the_replay_there_and_says_why(tmp_path):
     path.write_text("".join(lines))
     replay = read_replay(path)
     assert len(replay.records) == 1 and ":3:" in replay.problem and "'seq' must be int" in replay.problem
-
-
-def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(zk_hosts, chroot):
-    """Full collections must not rescan a started cluster's state (backend/runtime/heap.py),
-    and a closed cluster's dead cycles must become collectable again. In a process of its own, as
-    the next test's scenario: in the suite's processes a cluster an earlier test left closing
-    (a lesson's thread) releases meanwhile and changes what is frozen."""
-    _in_own_process("frozen_cluster_scenario", zk_hosts, chroot)
-
-
-def frozen_cluster_scenario(zk_hosts: str, chroot: str) -> None:
-    from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
-    from backend.runtime.cluster import Cluster
-
-    gc.unfreeze()
-    cluster = Cluster(zk_hosts, chroot, ClusterSpec((0, 1), {"t": TopicSpec(2, 2, {0: (0, 1), 1: (1, 0)}, {})}, {}),
-                      "frozen", RecordBus("frozen"))
-    try:
-        cluster.start()
-        controller = wait_until(lambda: cluster.brokers[0].controller, timeout=10)
-        assert gc.get_freeze_count() > 0
-        assert gc.get_threshold()[0] >= 7_000  # collections ten times rarer: a failover runs no full one
-        assert not any(o is controller for generation in (0, 1, 2) for o in gc.get_objects(generation=generation))
-    finally:
-        cluster.close()
-    assert gc.get_freeze_count() == 0
-
-
-def test_closed_clusters_dead_cycles_are_collected_once_they_are_a_quarter_of_the_frozen_heap():
-    """Each close used to unfreeze every sandbox's state, for the next full collection to visit
-    and the next start to freeze again, dead cycles and all. Now the closed ones' dead cycles wait,
-    frozen, until what their starts froze is a quarter of the frozen heap (the process's own
-    objects count too); then one collection frees them and what is left, all alive, is frozen
-    again. When the last cluster closes, nothing stays frozen."""
-    _in_own_process("quarter_rule_scenario")
-
-
-def _in_own_process(scenario: str, *args: str) -> None:
-    """Run this module's ``scenario(*args)`` in a fresh interpreter: ``gc.freeze`` and ``heap``'s
-    counters are process-wide, and the suite's processes may still hold an earlier test's clusters."""
-    run = subprocess.run([sys.executable, "-c", f"from {__name__} import {scenario} as s; s(*{args!r})"],
-                         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-
-
-def quarter_rule_scenario():
-    """The scenario of the test above, in a process of its own: freezing is process-wide, and in
-    the suite's processes another test's lesson thread may still be starting or closing a cluster
-    (a settle or release meanwhile changes what this one counts: CI, stop 30)."""
-    gc.collect()
-    gc.freeze()  # the process's own objects, frozen by an earlier start as in a server
-    parts = max(1_000, gc.get_freeze_count() // 24)  # 16 states: 2/3 of the process, whatever its size
-
-    class State:  # a cluster's state: a cycle, and many objects the collector tracks
-        def __init__(self):
-            self.me = self
-            self.parts = [[] for _ in range(parts)]
-    states, sizes = [], []
-    try:
-        for _ in range(16):
-            states.append(State())
-            sizes.append(heap.settle())
-        assert all(size > parts for size in sizes)  # each start counts what it froze
-        dead = [weakref.ref(state) for state in states[:12]]
-        alive = states[12:]
-        states.clear()  # the first twelve clusters' states are now garbage, frozen
-        closed, frozen = 0, gc.get_freeze_count()
-        for n in range(12):
-            heap.release(sizes[n])
-            closed += sizes[n]
-            gc.collect()
-            if closed * 4 < frozen:
-                assert dead[n]() is not None, n  # frozen: the collection could not free it
-                continue
-            assert n >= 2  # the closes waited
-            assert not any(ref() for ref in dead[: n + 1])
-            assert not any(o is alive[0] for o in gc.get_objects())  # what is left is frozen again
-            assert heap._closed_frozen == 0 and heap._running == 16 - (n + 1)
-            break
-        else:
-            raise AssertionError("the closed clusters' dead cycles were never collected")
-        for size in sizes[n + 1:]:
-            heap.release(size)
-        assert gc.get_freeze_count() == 0 and heap._running == 0  # the last close unfreezes
-    finally:
-        gc.unfreeze()
-
-
-class _SlowFreezeGc:
-    """The ``gc`` calls ``heap`` makes, over a counter of frozen objects; each ``freeze`` waits
-    half-way until ``held`` is set, so another thread's release can try to run in the middle of
-    it. The real ``gc`` runs in the two tests above."""
-
-    def __init__(self):
-        self.count, self.held, self.inside, self.calls = 0, threading.Event(), threading.Event(), []
-
-    def get_freeze_count(self):
-        return self.count
-
-    def freeze(self):
-        self.calls.append("freeze")
-        self.inside.set()
-        self.held.wait(10)
-        self.count += 500
-
-    def unfreeze(self):
-        self.calls.append("unfreeze")
-        self.count = 0
-
-    def collect(self):
-        self.calls.append("collect")
-
-    def get_threshold(self):
-        return gc.get_threshold()
-
-    def set_threshold(self, *threshold):
-        pass
-
-
-def test_a_settle_counts_only_what_it_froze_while_another_cluster_closes():
-    """Sandboxes start and close at the same time in a class (a hand-out closes each old copy and
-    starts the new one). A close that unfroze the heap between a settle's two reads of the freeze
-    count made that settle count nothing, or everything; the lock keeps them apart. In a process
-    of its own, as the two above: a cluster left closing in the suite's process would call the
-    stand-in too."""
-    _in_own_process("settle_during_close_scenario")
-
-
-def settle_during_close_scenario() -> None:
-    fake = _SlowFreezeGc()
-    heap.gc = fake
-    heap._running = 1  # another cluster, about to close
-    fake.count = 2_000
-    counted = []
-    starting = threading.Thread(target=lambda: counted.append(heap.settle()))
-    closing = threading.Thread(target=heap.release, args=(2_000,))
-    starting.start()
-    try:
-        assert fake.inside.wait(10)
-        closing.start()  # its share is all of the frozen heap: it unfreezes, collects and freezes again
-        closing.join(0.3)
-        assert closing.is_alive() and fake.calls == ["freeze"]  # it waits for the settle to finish
-    finally:
-        fake.held.set()
-        starting.join(10)
-        closing.join(10)
-    assert counted == [500]  # what this settle froze, whatever the close did meanwhile
-    assert fake.calls == ["freeze", "unfreeze", "collect", "freeze"]
-
-
-def test_the_pause_log_has_a_line_per_collection_with_its_generation_and_length(tmp_path):
-    """The classroom bench tells a collection's wait from the code's by this log
-    (``KCLAB_GC_PAUSES``): each collection once, its generation, a length that covers the work."""
-    path = tmp_path / "gc-pauses"
-    garbage_cycles = []
-    stop = heap.log_pauses(path)
-    try:
-        gc.collect(0)
-        for _ in range(200_000):  # cycles for the full collection to find
-            a: list = []
-            a.append(a)
-            garbage_cycles.append(a)
-        del a
-        garbage_cycles.clear()
-        started = time.time()
-        gc.collect(2)
-    finally:
-        stop()
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    gc.collect(2)  # stopped: not logged
-    assert len(path.read_text().splitlines()) == len(lines)
-    assert lines[0]["gen"] == 0 and {line["gen"] for line in lines} <= {0, 1, 2}
-    full = lines[-1]
-    assert full["gen"] == 2 and full["collected"] >= 200_000
-    assert started - 1 <= full["at"] <= time.time() and full["ms"] > 1
