@@ -34,23 +34,23 @@ import time
 
 def measure(threads: int, period: float, grid: float, seconds: float) -> dict:
     """One arrangement, in this process (a child of the bench: its threads never stop)."""
-    wakes = [0]
+    wakes = [0] * threads  # a slot per thread: a shared `+= 1` from 400 threads can lose counts
 
-    def sleeper() -> None:
+    def sleeper(slot: int) -> None:
         poller = select.poll()
         due = time.monotonic() + random.random() * period
         while True:
             ends = math.ceil(due / grid) * grid if grid else due
             poller.poll(max(0, math.ceil((ends - time.monotonic()) * 1000)))
-            wakes[0] += 1
+            wakes[slot] += 1
             due = time.monotonic() + period - random.randint(1, 40) / 100
 
-    for _ in range(threads):
-        threading.Thread(target=sleeper, daemon=True).start()
+    for slot in range(threads):
+        threading.Thread(target=sleeper, args=(slot,), daemon=True).start()
     time.sleep(2 * period)  # every thread asleep on its own timer
-    w0, t0 = wakes[0], os.times()
+    w0, t0 = sum(wakes), os.times()
     time.sleep(seconds)
-    w1, t1 = wakes[0], os.times()
+    w1, t1 = sum(wakes), os.times()
     n = max(1, w1 - w0)
     return {"us_per_wake": round(1e6 * ((t1.user - t0.user) + (t1.system - t0.system)) / n, 1),
             "user_us_per_wake": round(1e6 * (t1.user - t0.user) / n, 1),
