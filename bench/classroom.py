@@ -1,7 +1,8 @@
 """A classroom on one machine: N students, each with a private sandbox and a real Socket.IO client
 (websocket transport), acting about once every ``--fault-interval`` s (stop and start a broker
-in turn), while every one of them also follows the instructor's class demo (a fault every
-``--demo-interval`` s on the class's shared cluster).
+in turn; spread over the interval, or all within ``--spread`` s of it), while every one of them
+also follows the instructor's class demo (a fault every ``--demo-interval`` s on the class's
+shared cluster).
 
 Variants, measured side by side in one run on the same ZooKeeper (issue 14's table):
 
@@ -113,8 +114,8 @@ def classroom_process(url: str, students: list[dict], conn, _count_kinds: bool) 
         for student in students:
             watchers.append(ClassWatcher(url, student))
         conn.send(("ready", len(watchers)))
-        _, seconds, interval, via, seed = conn.recv()
-        faults = drive_faults(url, watchers, seconds, interval, via, seed)
+        _, seconds, interval, via, seed, spread = conn.recv()
+        faults = drive_faults(url, watchers, seconds, interval, via, seed, spread)
         time.sleep(3.0)  # the last records are on their way
         result = fault_result(watchers, faults)
         result["demo"] = [dict(w.demo) for w in watchers]
@@ -220,7 +221,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         c1, t1, k1, w1 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy1, stolen1 = machine_busy_seconds(), machine_stolen_seconds()
         driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo)
-        results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed,
+        results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed, args.spread,
                                timeout=args.seconds + 400)
         driver.join(60)
         c2, t2, k2, w2 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
@@ -309,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="the class's measured window")
     parser.add_argument("--idle-seconds", type=float, default=20.0)
     parser.add_argument("--fault-interval", type=float, default=10.0, help="seconds between a student's faults")
+    parser.add_argument("--spread", type=float, default=None,
+                        help="the students' faults fall within this many seconds of each interval (default: the "
+                             "whole interval, spread out; 2: the class all acting at once, when told to)")
     parser.add_argument("--demo-interval", type=float, default=3.0, help="seconds between the demo's faults")
     parser.add_argument("--variants", default="today,head-1w,head-2w")
     parser.add_argument("--today", default=TODAY, help="the commit measured as today")
