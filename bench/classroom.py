@@ -117,6 +117,8 @@ def classroom_process(url: str, students: list[dict], conn, _count_kinds: bool) 
         _, seconds, interval, via, seed, spread = conn.recv()
         faults = drive_faults(url, watchers, seconds, interval, via, seed, spread)
         time.sleep(3.0)  # the last records are on their way
+        for watcher in watchers:  # no record may arrive while the results are read
+            watcher.close()
         result = fault_result(watchers, faults)
         result["demo"] = [dict(w.demo) for w in watchers]
         result["demo_duplicates"] = sum(w.demo_duplicates for w in watchers)

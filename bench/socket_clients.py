@@ -119,10 +119,10 @@ def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: fl
                  spread: float | None = None) -> list:
     """Every client, in its own thread: crash broker b, restart it, next broker, ... one fault every
     ``interval`` s (started at a random offset so the sandboxes do not act in lock step). The offset
-    is seeded by the client's place among all the pool's clients: seeded by its place in this
-    process alone, as until issue 14's fifteenth round, each offset was drawn once per client
-    process, so with 5 processes the students acted five at a time, and more than half of them
-    within the same 2 s of every 10 s. ``spread`` (default ``interval``) narrows the offsets on
+    is seeded by the client's place among all the pool's clients. Until issue 14's fifteenth round
+    it was seeded by the client's place in its own process, so every client process drew the same
+    offsets: with 5 processes the students acted five at a time, and more than half of them within
+    the same 2 s of every 10 s. ``spread`` (default ``interval``) narrows the offsets on
     purpose: with 2, every client acts within the same 2 s of each interval, as a class does when
     the instructor says "now, everybody"."""
     import requests
