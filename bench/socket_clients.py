@@ -117,7 +117,7 @@ def _delivery_result(watchers: list[Watcher], s0: int, s1: int) -> dict:
 
 def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: float, via: str, seed: int,
                  spread: float | None = None) -> list:
-    """Every client, in its own thread: crash broker b, restart it, next broker, ... one fault every
+    """Every client, in its own thread: stop broker b, start it again, next broker, ... one fault every
     ``interval`` s (started at a random offset so the sandboxes do not act in lock step). The offset
     is seeded by the client's place among all the pool's clients. Until issue 14's fifteenth round
     it was seeded by the client's place in its own process, so every client process drew the same

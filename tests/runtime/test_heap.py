@@ -21,6 +21,14 @@ from backend.runtime.record_bus import RecordBus
 from tests.support import wait_until
 
 
+def _in_own_process(scenario: str, *args: str) -> None:
+    """Run this module's ``scenario(*args)`` in a fresh interpreter: ``gc.freeze`` and ``heap``'s
+    counters are process-wide, and the suite's processes may still hold an earlier test's clusters."""
+    run = subprocess.run([sys.executable, "-c", f"from {__name__} import {scenario} as s; s(*{args!r})"],
+                         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+
+
 def test_a_started_cluster_is_frozen_out_of_full_collections_until_it_closes(zk_hosts, chroot):
     """Full collections must not rescan a started cluster's state (backend/runtime/heap.py),
     and a closed cluster's dead cycles must become collectable again. In a process of its own, as
@@ -54,14 +62,6 @@ def test_closed_clusters_dead_cycles_are_collected_once_they_are_a_quarter_of_th
     objects count too); then one collection frees them and what is left, all alive, is frozen
     again. When the last cluster closes, nothing stays frozen."""
     _in_own_process("quarter_rule_scenario")
-
-
-def _in_own_process(scenario: str, *args: str) -> None:
-    """Run this module's ``scenario(*args)`` in a fresh interpreter: ``gc.freeze`` and ``heap``'s
-    counters are process-wide, and the suite's processes may still hold an earlier test's clusters."""
-    run = subprocess.run([sys.executable, "-c", f"from {__name__} import {scenario} as s; s(*{args!r})"],
-                         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
 
 
 def quarter_rule_scenario():
