@@ -25,6 +25,7 @@ from web.broadcast import Broadcaster
 from web.capacity import capacity
 from web.classes import MAX_CLASSES, MAX_STUDENTS_PER_CLASS, ClassRegistry
 from web.handout import COPY_THREADS
+from web.load_guard import DEFAULT_LIMIT_MS, LoadGuard
 from web.clients import FaultRate, current_client
 from web.sandboxes import SandboxManager
 from web.scaleout import routes
@@ -55,6 +56,7 @@ class Kclab:
     classes: ClassRegistry
     zk_health: ZkHealth
     fault_rate: FaultRate
+    load_guard: LoadGuard
     sockets: SocketCap | None = None
     watching: dict[str, set[str]] = field(default_factory=dict)
     class_watch: dict[str, set[str]] = field(default_factory=dict)
@@ -68,6 +70,7 @@ class Kclab:
         """On the way out: stop broadcasting, stop every cluster (so no chroot is left behind in
         ZooKeeper), then end the app's own ZooKeeper session (and with it its claims)."""
         self.broadcaster.stop()
+        self.load_guard.stop()
         self.classes.close()
         try:
             self.sandboxes.close_all()
@@ -100,6 +103,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         MAX_CLASSES=MAX_CLASSES,           # classes one worker keeps (web/classes.py)
         MAX_STUDENTS_PER_CLASS=MAX_STUDENTS_PER_CLASS,
         COPY_THREADS=COPY_THREADS,         # a hand-out's copies built at once, over the worker's classes
+        SHED_AFTER_MS=DEFAULT_LIMIT_MS,    # a worker this far behind refuses students' new work (web/load_guard.py)
     )
     if test_config:
         app.config.update(test_config)
@@ -111,13 +115,15 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                         json=sockets.BoundedJson, serializer=sockets.JsonPacket, message_queue=url)
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     cap = capacity(app.config["MAX_SANDBOXES"])
+    guard = LoadGuard(app.config["SHED_AFTER_MS"])
     workers = Workers(url, cap, app.config["MAX_SANDBOXES_PER_CLIENT"], on_gone=sandboxes_gone(socketio)) \
         if url else None
     manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",
                              idle_seconds=app.config["SANDBOX_IDLE_SECONDS"], max_sandboxes=cap,
                              zk_control=app.config["ZK_CONTROL"],
                              max_per_client=app.config["MAX_SANDBOXES_PER_CLIENT"], client_of=current_client,
-                             health_check=health.require, owner=health.session, places=workers)
+                             health_check=health.require, busy_check=guard.require, owner=health.session,
+                             places=workers)
     classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"], app.config["MAX_CLASSES"],
                             app.config["MAX_STUDENTS_PER_CLASS"], app.config["COPY_THREADS"])
     if workers is not None:
@@ -126,7 +132,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     broadcaster = Broadcaster(socketio, manager, sweep_every=app.config["SWEEP_EVERY_S"],
                               sweep_grace=app.config["SWEEP_GRACE_S"])
     state = Kclab(manager, socketio, broadcaster, classes, health,
-                  FaultRate(app.config["FAULTS_PER_SECOND"], app.config["FAULT_BURST"]), workers=workers)
+                  FaultRate(app.config["FAULTS_PER_SECOND"], app.config["FAULT_BURST"]), guard, workers=workers)
     app.extensions["kclab"] = state
     security.init_app(app)
     state.sockets = SocketCap(app.wsgi_app, app.config["MAX_SOCKETS"])
@@ -144,6 +150,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.before_request(routes.route_http)
         state.forwarder = Forwarder(workers.start(), app, routes.CALLS).start()
     health.start()
+    guard.start()
     health.wait_connected(10)
     if app.config["START_BROADCASTER"]:
         state.broadcaster.start()

@@ -17,7 +17,8 @@ _ERRORS = {"400": "malformed request, or beyond a bound (the reason says which)"
            "409": "the fault does not apply to the cluster as it is now", "413": "request too large",
            "415": "not JSON and none of the app's headers (a cross-site form is refused)",
            "429": "this client's share is used up: too many sandboxes, or faults too fast (see Retry-After)",
-           "503": "no room for another sandbox, or ZooKeeper unreachable (see Retry-After)"}
+           "503": "no room for another sandbox, ZooKeeper unreachable, or the server running behind and refusing "
+                  "new work (overloaded: true) — see Retry-After"}
 
 
 def _responses(ok: str, schema: str | None = None, errors=("400", "403", "404")) -> dict:
@@ -248,7 +249,8 @@ def openapi_document() -> dict:
             "/api/vocabulary": {"get": {"summary": "Every operation with its fields",
                                         "responses": _responses("200", errors=())}},
             "/api/openapi.json": {"get": {"summary": "This document", "responses": _responses("200", errors=())}},
-            "/healthz": {"get": {"summary": "Up, and ZooKeeper's state (connected, suspended, lost) and since when",
+            "/healthz": {"get": {"summary": "Up, and ZooKeeper's state (connected, suspended, lost) and since when; "
+                                            "how far behind the worker runs (load)",
                                  "responses": {"200": {"description": "ZooKeeper connected"},
                                                "503": {"description": "ZooKeeper unreachable (the body says since "
                                                                       "when)"}}}},
@@ -265,7 +267,10 @@ def openapi_document() -> dict:
                                                 "with the token of the sandbox it recorded"}},
             "schemas": {
                 "Error": {"type": "object", "required": ["error"], "properties": {
-                    "ok": {"const": False}, "error": {"type": "string"}, "seq": {"type": "integer"}}},
+                    "ok": {"const": False}, "error": {"type": "string"}, "seq": {"type": "integer"},
+                    "retry_after": {"type": "integer", "description": "seconds, as the Retry-After header"},
+                    "overloaded": {"const": True, "description": "the server has fallen behind (web/load_guard.py): "
+                                                                "nothing was done; try again later"}}},
                 "NewSandbox": {"type": "object", "additionalProperties": False, "properties": {
                     "cluster": {**fields_schema(SANDBOX_CLUSTER_FIELDS), "description": "the sandbox's cluster"}}},
                 "Sandbox": {"type": "object", "properties": {

@@ -56,5 +56,5 @@ def healthz():
     state = current_app.extensions["kclab"]
     zookeeper = state.zk_health.describe()
     body = {"ok": zookeeper["ok"], "zookeeper": zookeeper, "sandboxes": len(state.sandboxes.all()),
-            "sockets": state.sockets.open if state.sockets is not None else None}
+            "sockets": state.sockets.open if state.sockets is not None else None, "load": state.load_guard.describe()}
     return body, 200 if zookeeper["ok"] else 503

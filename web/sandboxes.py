@@ -36,7 +36,8 @@ class SandboxManager:
     def __init__(self, zk_hosts: str, replay_dir: Path, idle_seconds: float = 1800,
                  max_sandboxes: int | Capacity = 40, zk_control=None, chroot_root: str = paths.KCLAB_ROOT,
                  max_per_client: int | None = None, client_of: Callable[[], str | None] = lambda: None,
-                 health_check: Callable[[], None] = lambda: None, owner=None, places=None) -> None:
+                 health_check: Callable[[], None] = lambda: None, busy_check: Callable[[], None] = lambda: None,
+                 owner=None, places=None) -> None:
         self.zk_hosts = zk_hosts
         self.replay_dir = Path(replay_dir)
         self.idle_seconds = idle_seconds
@@ -49,6 +50,9 @@ class SandboxManager:
         """Who is asking now (``web.clients.current_client``); ``None``: the server itself."""
         self.health_check = health_check
         """Raises (a 503) when ZooKeeper is unreachable: nothing that needs it is then started."""
+        self.busy_check = busy_check
+        """Raises (a 503) while this worker has fallen behind (``web/load_guard.py``): called for a
+        student's new fault or sandbox, never for the instructor's."""
         self.owner = owner
         """The app's ZooKeeper session (``AppSession``): claims each sandbox's chroot, so a sweep in
         another process never removes it; ``None`` (some tests): unclaimed."""

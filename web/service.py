@@ -3,7 +3,8 @@ so a click and a ``curl`` get the same checks, the same answers and the same rec
 
 Every refusal is an :class:`ApiError` with an HTTP status and a sentence a student can act on:
 400 the request itself is malformed, 403 the sandbox is someone else's, 404 no such sandbox,
-409 the fault does not apply to the cluster as it is now, 503 the server is full.
+409 the fault does not apply to the cluster as it is now, 503 the server is full, ZooKeeper is
+unreachable or the worker has fallen behind (``web/load_guard.py``).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def parse_cluster(body: Any) -> ClusterSpec:
 
 def create_sandbox(manager: SandboxManager, body: Any, mode: str = "sandbox", **header: Any) -> Sandbox:
     spec = parse_cluster(body)
+    manager.busy_check()
     try:
         return manager.create(spec, mode=mode, **header)
     except SandboxLimit as exc:
@@ -95,6 +97,8 @@ def apply(manager: SandboxManager, sandbox_id: Any, token: Any, body: Any, sourc
     if not isinstance(body, dict):
         raise ApiError(400, "a fault must be a JSON object like {\"op\": \"crash_broker\", \"broker\": 1}")
     manager.health_check()
+    if source == "user":  # the instructor's demo is one fault every few seconds that the class watches
+        manager.busy_check()
     op = body.get("op")
     if isinstance(op, str) and op in SCRIPT_VOCABULARY and op not in FAULT_VOCABULARY:
         raise ApiError(400, f"{op} is a script step, not something to do to a cluster")

@@ -74,6 +74,7 @@ def find_lesson(lesson_id: Any, uploads: Path | None = None) -> Lesson:
 def start_walkthrough(manager: SandboxManager, lesson: Lesson, lesson_key: str, from_step: int = 0,
                       **header: Any) -> Sandbox:
     """Play ``lesson`` for one student; stops before ``from_step`` are passed at once (replaying)."""
+    manager.busy_check()
     try:
         return manager.create_lesson_session(lesson, WebAudience(fast_forward_to=from_step), lesson_key=lesson_key,
                                              **header)
@@ -134,6 +135,7 @@ def rewind(manager: SandboxManager, sandbox_id: Any, token: Any, to_step: Any, u
     if not isinstance(to_step, int) or not 1 <= to_step <= len(lesson.steps) + 1:
         raise ApiError(400, f"step must be between 1 and {len(lesson.steps) + 1}")
     if free_play:
+        manager.busy_check()
         try:
             new = manager.create_lesson_session(lesson, WebAudience(fast_forward_to=to_step), mode="sandbox",
                                                 stop_before=to_step, lesson_key=old.lesson_id)

@@ -58,6 +58,10 @@ def register(subparsers) -> None:
     parser.add_argument("--max-sandboxes", type=int, default=None, metavar="N",
                         help="sandboxes the server runs at most, across its workers (default: what the machine's "
                              "memory and cores hold, measured per sandbox: web/capacity.py)")
+    parser.add_argument("--shed-after-ms", type=float, default=None, metavar="MS",
+                        help="refuse students' new faults and sandboxes (503, try again) while a worker runs more "
+                             "than this far behind, so that they are told the server is overloaded instead of "
+                             "waiting (default 300; 0: never refuse — web/load_guard.py)")
     parser.add_argument("--workers", type=_positive, default=None, metavar="N",
                         help="worker processes, so a class uses every core (default: the number of cores); more "
                              "than one needs Redis: a redis-server of its own unless --redis names one")
@@ -143,6 +147,8 @@ def _serve(args, hosts: str, zk_control, token: str) -> int:
     config = {"ZK_HOSTS": hosts, "ZK_CONTROL": zk_control, "INSTRUCTOR_TOKEN": token,
               "MAX_SOCKETS": args.max_sockets or None, "TRUSTED_PROXIES": args.trusted_proxies,
               "MAX_SANDBOXES": args.max_sandboxes, "REDIS_URL": args.redis}
+    if args.shed_after_ms is not None:
+        config["SHED_AFTER_MS"] = args.shed_after_ms
     for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST",
                 "MAX_CLASSES", "MAX_STUDENTS_PER_CLASS", "COPY_THREADS"):
         if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs

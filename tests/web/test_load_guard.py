@@ -1,0 +1,119 @@
+"""A worker that has fallen behind refuses a student's new fault or sandbox with a 503 that says
+why and when to try again, never the instructor's demo, and accepts again once it has caught up
+(``web/load_guard.py``). The probe is checked against a worker really kept from running: many
+threads that hold the interpreter."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tests.support import wait_until
+from web.load_guard import RETRY_AFTER_S, LoadGuard
+
+INSTRUCTOR = "load-guard-instructor-token"
+IH = {"X-Instructor-Token": INSTRUCTOR}
+SMALL = {"cluster": {"brokers": [0, 1]}}
+APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR, "FAULTS_PER_SECOND": 0}
+
+
+def _behind(guard: LoadGuard) -> None:
+    """The worker as after a second and more of running behind: the probe stopped, so that only
+    the test moves the lateness."""
+    guard.stop()
+    wait_until(lambda: not guard._thread.is_alive(), 5, "the probe to stop")
+    guard.observe(late_s=1.5, elapsed_s=1.55)
+    assert guard.shedding
+
+
+def _caught_up(guard: LoadGuard) -> None:
+    while guard.shedding:
+        guard.observe(late_s=0.0, elapsed_s=0.05)
+
+
+def _fault(client, sandbox, broker=1):
+    return client.post(f"/api/sandboxes/{sandbox['id']}/faults", json={"op": "crash_broker", "broker": broker},
+                       headers={"X-Sandbox-Token": sandbox["token"]})
+
+
+def test_behind_a_worker_refuses_a_students_new_work_and_not_the_instructors(app):
+    client, state = app.test_client(), app.extensions["kclab"]
+    created = client.post("/api/sandboxes", json=SMALL)
+    assert created.status_code == 201, created.get_json()
+    student = created.get_json()
+    room = client.post("/api/classes", json={}, headers=IH).get_json()
+    assert client.post(f"/api/classes/{room['id']}/session", json=SMALL, headers=IH).status_code == 201
+    bus = state.sandboxes.get(student["id"]).bus
+    wait_until(lambda: state.sandboxes.get(student["id"]).cluster.controller_id() is not None, 30, "a controller")
+    _behind(state.load_guard)
+    sandboxes, seq = len(state.sandboxes.all()), bus.next_seq
+
+    refused = _fault(client, student)
+    assert refused.status_code == 503 and refused.headers["Retry-After"] == str(RETRY_AFTER_S)
+    body = refused.get_json()
+    assert body["overloaded"] is True and body["retry_after"] == RETRY_AFTER_S
+    assert "overloaded" in body["error"] and "not carried out" in body["error"] and "try again" in body["error"]
+    new = client.post("/api/sandboxes", json=SMALL)
+    assert new.status_code == 503 and new.get_json()["overloaded"] is True
+    page = state.socketio.test_client(app, flask_test_client=app.test_client())
+    by_socket = page.emit("fault", {"sandbox": student["id"], "token": student["token"], "op": "crash_broker",
+                                    "broker": 1}, callback=True)
+    assert by_socket["ok"] is False and by_socket["overloaded"] is True
+    assert len(state.sandboxes.all()) == sandboxes  # nothing was built
+    assert bus.next_seq == seq  # and nothing was started: not a single record
+    assert state.sandboxes.get(student["id"]).cluster.brokers[1].status == "running"
+
+    demo = client.post(f"/api/classes/{room['id']}/faults", json={"op": "crash_broker", "broker": 1}, headers=IH)
+    assert demo.status_code == 200, demo.get_json()  # the class is watching the instructor's demo
+    health = client.get("/healthz").get_json()["load"]
+    assert health["shedding"] is True and health["refused"] == 3 and health["lag_ms"] > health["limit_ms"]
+
+    _caught_up(state.load_guard)
+    assert _fault(client, student).status_code == 200
+    assert client.get("/healthz").get_json()["load"]["shedding"] is False
+    page.disconnect()
+
+
+def test_the_lateness_is_smoothed_and_refusal_ends_below_half_the_limit():
+    guard = LoadGuard(limit_ms=300)
+    guard.observe(late_s=0.2, elapsed_s=0.25)  # one collector pause of 0.2 s
+    assert not guard.shedding and 0 < guard.lag_ms < 300
+    for _ in range(20):  # half a second behind, for a second
+        guard.observe(late_s=0.5, elapsed_s=0.55)
+    assert guard.shedding and guard.lag_ms > 300
+    with pytest.raises(Exception) as refused:
+        guard.require()
+    assert refused.value.status == 503 and guard.refused == 1
+    while guard.lag_ms >= 150:  # between half the limit and the limit: still refusing
+        assert guard.shedding
+        guard.observe(late_s=0.1, elapsed_s=0.15)
+    assert not guard.shedding
+    guard.require()
+
+
+def test_the_probe_sees_a_worker_whose_threads_are_kept_from_running():
+    """The real thing the refusal stands on: threads that hold the interpreter keep the probe
+    from waking on time, as a class too large for the worker keeps kazoo's threads."""
+    guard = LoadGuard(limit_ms=100).start()
+    try:
+        wait_until(lambda: guard.wakes >= 20, 10, "the probe to wake 20 times")
+        assert not guard.shedding, guard.describe()  # a quiet process: on time
+        stop = threading.Event()
+
+        def spin() -> None:
+            while not stop.is_set():
+                sum(range(200))
+
+        spinners = [threading.Thread(target=spin, daemon=True) for _ in range(100)]
+        for thread in spinners:
+            thread.start()
+        try:
+            wait_until(lambda: guard.shedding, 60, "the probe to see the worker behind")
+        finally:
+            stop.set()
+            for thread in spinners:
+                thread.join(10)
+        wait_until(lambda: not guard.shedding, 30, "the probe to see the worker caught up")
+    finally:
+        guard.stop()

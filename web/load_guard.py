@@ -1,0 +1,100 @@
+"""A worker that has fallen behind refuses a student's next action and says why, instead of
+accepting work it cannot do.
+
+Every sandbox of a worker shares one interpreter. A worker asked for more than it can carry
+(200 sandboxes on this 2-core machine: issue 14's sixteenth round) can lose its footing: its
+brokers' pings go unanswered, hundreds of ZooKeeper sessions expire at once, their brokers
+re-register and their controllers fail over, and that is more work again. A student who clicks
+then waits for many seconds and gets a ``ConnectionLoss``, or nothing.
+
+So the worker measures how far behind it is: a thread asks to wake every
+:data:`PROBE_INTERVAL_S` and notes how late it woke. While that lateness, smoothed over about
+half a second, is above ``limit_ms``, a student's new fault, sandbox or walkthrough is refused at
+once with a 503 that says the server is overloaded and when to try again, and nothing of it is
+started. What is already running goes on. The instructor's demo and a class's hand-out are never
+refused (one action every few seconds, which the class is watching). Once the lateness is back
+under half the limit, requests are accepted again.
+
+It is a backstop and no cure. A worker carrying its class runs a few to 80 ms behind, even
+when it cannot keep up with every request (100 students acting every 4 s). And the probe is
+not the most delayed thread: one that makes many system calls in a row, such as the brokers'
+cable thread, waits for the interpreter at each of them and falls behind by seconds when the
+probe does not (docs/performance.md, issue 14, sixteenth round).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+from web.service import ApiError
+
+PROBE_INTERVAL_S = 0.05
+SMOOTHING_S = 0.5
+"""The time constant of the lateness' moving average: one collector pause (up to 0.2 s, issue 14's
+tenth round) moves it by less than half its length; a worker that stays behind for a second
+moves it by nearly all of it."""
+DEFAULT_LIMIT_MS = 300
+"""Refuse above this: well above the lateness of a worker carrying 100 active students on this
+machine (at most 81 ms, read once a second), and well below the 0.5–3.4 s of one that has lost
+its footing (docs/performance.md, issue 14, sixteenth round)."""
+RETRY_AFTER_S = 2
+
+
+class LoadGuard:
+    """The worker's lateness, measured by its own probe thread, and the refusal it implies."""
+
+    def __init__(self, limit_ms: float = DEFAULT_LIMIT_MS, interval_s: float = PROBE_INTERVAL_S,
+                 clock=time.monotonic) -> None:
+        self.limit_ms = limit_ms
+        self.interval_s = interval_s
+        self.clock = clock
+        self.lag_ms = 0.0
+        """How late the probe wakes, smoothed over ~``SMOOTHING_S``."""
+        self.shedding = False
+        self.refused = 0
+        """Requests refused since the start (for ``/healthz`` and the bench)."""
+        self.wakes = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "LoadGuard":
+        if self.limit_ms > 0 and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="load-probe", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        before = self.clock()
+        while not self._stop.wait(self.interval_s):
+            now = self.clock()
+            self.observe(now - before - self.interval_s, now - before)
+            before = now
+
+    def observe(self, late_s: float, elapsed_s: float) -> None:
+        """One wake of the probe, ``late_s`` after it was due, ``elapsed_s`` after the previous one:
+        a late wake weighs as long as it kept the probe waiting, so one 2-s stall counts as a
+        second of lateness would, not as one sample among twenty."""
+        self.wakes += 1
+        weight = 1 - math.exp(-max(elapsed_s, 0.0) / SMOOTHING_S)
+        self.lag_ms += (max(late_s, 0.0) * 1000 - self.lag_ms) * weight
+        if self.lag_ms > self.limit_ms:
+            self.shedding = True
+        elif self.lag_ms < self.limit_ms / 2:
+            self.shedding = False
+
+    def require(self) -> None:
+        """A 503 now, while the worker is behind: the student's action is not started."""
+        if self.shedding:
+            self.refused += 1
+            raise ApiError(503, f"the server is overloaded (running {self.lag_ms / 1000:.1f} s behind): your action "
+                                f"was not carried out; try again in {RETRY_AFTER_S} s",
+                           headers={"Retry-After": str(RETRY_AFTER_S)}, retry_after=RETRY_AFTER_S, overloaded=True)
+
+    def describe(self) -> dict:
+        return {"lag_ms": round(self.lag_ms, 1), "limit_ms": self.limit_ms, "shedding": self.shedding,
+                "refused": self.refused}
