@@ -131,8 +131,10 @@ def classroom_process(url: str, students: list[dict], conn, _count_kinds: bool) 
             watcher.close()
 
 
-def accept(server: AppServer, up_to: int) -> tuple[list[dict], str | None]:
-    """Default sandboxes until one is refused (its message returned) or ``up_to`` run, three at a time."""
+def accept(server: AppServer, up_to: int, overloaded: list[str]) -> tuple[list[dict], str | None]:
+    """Default sandboxes until one is refused (its message returned) or ``up_to`` run, three at a time.
+    A refusal because the worker is behind is no cap: that creation is tried again 2 s later, as
+    its student would, and noted in ``overloaded``."""
     made: list[dict] = []
     refusal: list[str] = []
     lock = threading.Lock()
@@ -145,11 +147,17 @@ def accept(server: AppServer, up_to: int) -> tuple[list[dict], str | None]:
                     return
                 made.append({})  # a place, filled below
                 slot = len(made) - 1
-            try:
-                made[slot] = api.create_sandbox()
-            except RuntimeError as exc:
-                refusal.append(str(exc))
-                return
+            while True:
+                try:
+                    made[slot] = api.create_sandbox()
+                    break
+                except RuntimeError as exc:
+                    if '"overloaded":true' not in str(exc).replace(" ", ""):
+                        refusal.append(str(exc))
+                        return
+                    with lock:  # a worker behind (web/load_guard.py): a student would click again
+                        overloaded.append(str(exc))
+                    time.sleep(2)
     threads = [threading.Thread(target=create) for _ in range(3)]
     for t in threads:
         t.start()
@@ -185,6 +193,35 @@ def demo_driver(server: AppServer, class_id: str, seconds: float, interval: floa
     return thread
 
 
+class LoadWatch(threading.Thread):
+    """The worker's own lateness (``/healthz``'s ``load``, ``web/load_guard.py``) read every
+    second of the class: how far behind it ran, and for how long it refused students' faults.
+    A tree without the guard answers without ``load``: the summary is then empty."""
+
+    def __init__(self, server: AppServer, seconds: float) -> None:
+        super().__init__(daemon=True)
+        self.server, self.seconds, self.samples = server, seconds, []
+        self.start()
+
+    def run(self) -> None:
+        end = time.monotonic() + self.seconds
+        while time.monotonic() < end:
+            try:
+                load = self.server.http.get(f"{self.server.url}healthz", timeout=5).json().get("load")
+            except Exception:  # noqa: BLE001 - a missed sample; the class goes on
+                load = None
+            if load:
+                self.samples.append(load)
+            time.sleep(1)
+
+    def summary(self) -> dict:
+        if not self.samples:
+            return {}
+        return {"lag": latency_stats([s["lag_ms"] for s in self.samples]),
+                "seconds_refusing": sum(1 for s in self.samples if s["shedding"]),
+                "refused": self.samples[-1]["refused"] - self.samples[0]["refused"]}
+
+
 def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str, args, tmp: Path) -> dict:
     data = Path(tempfile.mkdtemp(prefix=f"data-{name}-", dir=tmp))  # a variant may be listed twice, to alternate
     server = AppServer(hosts, data, args.threads, source=source, serve_args=serve_args,
@@ -194,7 +231,8 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     try:
         log(f"[{name}] serving at {server.url}; creating up to {args.accept_up_to} sandboxes")
         rss0 = tree_rss_mb(server.proc.pid)
-        created, refusal = accept(server, args.accept_up_to)
+        overloaded: list[str] = []
+        created, refusal = accept(server, args.accept_up_to, overloaded)
         accepted = len(created)
         time.sleep(5)
         rss_per_sandbox = (tree_rss_mb(server.proc.pid) - rss0) / max(1, accepted)
@@ -223,9 +261,11 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         c1, t1, k1, w1 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy1, stolen1 = machine_busy_seconds(), machine_stolen_seconds()
         driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo)
+        lateness = LoadWatch(server, args.seconds)
         results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed, args.spread,
                                timeout=args.seconds + 400)
         driver.join(60)
+        lateness.join(10)
         c2, t2, k2, w2 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy2, stolen2 = machine_busy_seconds(), machine_stolen_seconds()
         threads = thread_account(args.thread_account, threads0, t2 - t1)
@@ -246,6 +286,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     return {
         "variant": name, "serve_args": list(serve_args), "loadavg_at_start": [round(x, 2) for x in load],
         "accepted": accepted, "refused_with": refusal, "students": joined,
+        "creations_refused_as_overloaded": len(overloaded),
         "server_rss_mb_per_sandbox": round(rss_per_sandbox, 2),
         "idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / max(1, len(created)), 3),
         "server_cpu_ms_per_fault": round(1000 * max(0.0, (c2 - c1) - idle_rate * window) / max(1, applied), 1),
@@ -272,6 +313,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         # What the slowest faults waited for: the share of the slowest 1 % whose way to their first
         # record overlapped a collection of 20 ms or more (every thread of the worker waits it out).
         "gc_pauses": gc_pause_stats(pauses, window),
+        "worker_lateness": lateness.summary(),
         "slowest_1pct_made_during_a_gc_pause": _slowest_during_pause(faults, pauses),
         **({"threads_pct_of_core": threads} if threads else {}),
     }
