@@ -56,6 +56,8 @@ def test_behind_a_worker_refuses_a_students_new_work_and_not_the_instructors(app
     assert "overloaded" in body["error"] and "not carried out" in body["error"] and "try again" in body["error"]
     new = client.post("/api/sandboxes", json=SMALL)
     assert new.status_code == 503 and new.get_json()["overloaded"] is True
+    lesson = client.post("/api/lessons/controller_failover/walkthrough", json={})
+    assert lesson.status_code == 503 and lesson.get_json()["overloaded"] is True
     page = state.socketio.test_client(app, flask_test_client=app.test_client())
     by_socket = page.emit("fault", {"sandbox": student["id"], "token": student["token"], "op": "crash_broker",
                                     "broker": 1}, callback=True)
@@ -67,7 +69,7 @@ def test_behind_a_worker_refuses_a_students_new_work_and_not_the_instructors(app
     demo = client.post(f"/api/classes/{room['id']}/faults", json={"op": "crash_broker", "broker": 1}, headers=IH)
     assert demo.status_code == 200, demo.get_json()  # the class is watching the instructor's demo
     health = client.get("/healthz").get_json()["load"]
-    assert health["shedding"] is True and health["refused"] == 3 and health["lag_ms"] > health["limit_ms"]
+    assert health["shedding"] is True and health["refused"] == 4 and health["lag_ms"] > health["limit_ms"]
 
     _caught_up(state.load_guard)
     assert _fault(client, student).status_code == 200
