@@ -31,6 +31,18 @@ def _term_with_parent():
     return preexec
 
 
+class Refused(RuntimeError):
+    """An API answer of 400 or more: its status and JSON body kept for a caller that tells one
+    refusal from another (a worker behind, ``overloaded``, from the cap)."""
+
+    def __init__(self, method: str, path: str, response) -> None:
+        super().__init__(f"{method} {path} -> {response.status_code}: {response.text[:300]}")
+        self.status = response.status_code
+        try:
+            self.body = response.json()
+        except ValueError:
+            self.body = {}
+
 class AppServer:
     """``kclab serve`` in a child process (gunicorn master + one worker), on a free port."""
 
@@ -96,7 +108,7 @@ class AppServer:
             headers["X-Forwarded-For"] = address
         response = self.http.request(method, self.url + path.lstrip("/"), json=body, headers=headers, timeout=timeout)
         if response.status_code >= 400:
-            raise RuntimeError(f"{method} {path} -> {response.status_code}: {response.text[:300]}")
+            raise Refused(method, path, response)
         return response.json() if response.content else None
 
     def create_sandbox(self) -> dict:

@@ -45,7 +45,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import server_threads  # noqa: E402
-from bench.app_server import AppServer  # noqa: E402
+from bench.app_server import AppServer, Refused  # noqa: E402
 from bench.measure import (children, cpu_seconds, during_a_pause, gc_pause_stats, gc_pauses,  # noqa: E402
                            latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
 from bench.socket_clients import ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
@@ -152,7 +152,7 @@ def accept(server: AppServer, up_to: int, overloaded: list[str]) -> tuple[list[d
                     made[slot] = api.create_sandbox()
                     break
                 except RuntimeError as exc:
-                    if '"overloaded":true' not in str(exc).replace(" ", ""):
+                    if not (isinstance(exc, Refused) and isinstance(exc.body, dict) and exc.body.get("overloaded")):
                         refusal.append(str(exc))
                         return
                     with lock:  # a worker behind (web/load_guard.py): a student would click again

@@ -73,7 +73,8 @@ def client_process(url: str, sandboxes: list[dict], conn, count_kinds: bool) -> 
     """A child process hosting one client per entry of ``sandboxes``; talks to the bench over ``conn``.
 
     Messages: -> ("ready", n) once every client has joined; <- ("stop", s0, s1) -> ("result", ...)
-    for a delivery run; <- ("faults", seconds, interval, via, seed) -> ("result", ...) for a fault run.
+    for a delivery run; <- ("faults", seconds, interval, via, seed, spread) -> ("result", ...) for a fault run
+    (``drive_faults``; ``spread`` ``None`` for faults spread over the whole interval).
     """
     watchers: list[Watcher] = []
     try:
@@ -87,8 +88,8 @@ def client_process(url: str, sandboxes: list[dict], conn, count_kinds: bool) -> 
                 watcher.close()
             conn.send(("result", _delivery_result(watchers, s0, s1)))
         elif command[0] == "faults":
-            _, seconds, interval, via, seed, *spread = command
-            faults = drive_faults(url, watchers, seconds, interval, via, seed, *spread)
+            _, seconds, interval, via, seed, spread = command
+            faults = drive_faults(url, watchers, seconds, interval, via, seed, spread)
             time.sleep(2.0)  # the last faults' records are on their way
             for watcher in watchers:
                 watcher.close()

@@ -139,7 +139,7 @@ def run_sandboxes(server: AppServer, args) -> dict:
         t0, cpu0, busy0, clients_cpu0 = time.monotonic(), server.cpu(), machine_busy_seconds(), pool.cpu()
         zk0 = zk_cpu(args.zk_pid)
         profile = ServerProfile(args.py_spy, args.profile, server.worker, args.seconds) if args.first_run else None
-        results = pool.command("faults", args.seconds, args.fault_interval, args.fault_via, args.seed,
+        results = pool.command("faults", args.seconds, args.fault_interval, args.fault_via, args.seed, None,
                                timeout=args.seconds + 400)
         t1, cpu1, busy1, clients_cpu1 = time.monotonic(), server.cpu(), machine_busy_seconds(), pool.cpu()
         zk1 = zk_cpu(args.zk_pid)
