@@ -66,7 +66,10 @@ class LoadGuard:
         return self
 
     def stop(self) -> None:
+        """The probe stops (within one interval): the lateness stays as it was last measured."""
         self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(1)
 
     def _run(self) -> None:
         before = self.clock()
