@@ -87,10 +87,14 @@ def test_plain_http_is_redirected_to_https(proxied):
 def test_a_socketio_websocket_is_accepted_through_the_proxy(proxied):
     session = requests.Session()
     session.verify = str(proxied.root_ca)
-    client = socketio.Client(http_session=session, reconnection=False)
+    # Both loggers on: pytest shows the client's side of the handshake if this ever fails
+    # (it failed once in CI with "Unexpected connection error" and nothing else to go on).
+    client = socketio.Client(http_session=session, reconnection=False, logger=True, engineio_logger=True)
     try:
         client.connect(proxied.url, transports=["websocket"], wait_timeout=15)  # Origin: https://localhost:PORT
         assert client.transport() == "websocket"
+    except socketio.exceptions.ConnectionError as error:
+        raise AssertionError(f"{error}; the app printed:\n{proxied.app_output.text()[-4000:]}") from error
     finally:
         client.disconnect()
 
