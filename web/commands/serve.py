@@ -72,11 +72,28 @@ def register(subparsers) -> None:
                         help="reverse proxies in front of the app whose X-Forwarded-For names the client (default 0)")
     parser.add_argument("--data-dir", metavar="DIR", help="replay logs and uploads (default ./var)")
     parser.add_argument("--dev", action="store_true", help="Werkzeug's development server instead of gunicorn")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
+                        help="what the app and its ZooKeeper client (kazoo) log to stderr (default warning, with "
+                             "kazoo's connection drops left out: the page shows them; info: every connection kazoo "
+                             "makes and drops, to tell why students see ConnectionLoss — docs/performance.md)")
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+LOG_LEVELS = ("warning", "info", "debug")
+
+
+def configure_logging(level: str) -> None:
+    """stderr at ``level``. At the default, kazoo's own warnings (a dropped connection, a retry)
+    stay out: a broker's dropped connection is a fault the lab records and shows, and a class
+    drops hundreds. Asked for ``info`` or ``debug``, kazoo says everything at that level too,
+    which is how the sixteenth round found a worker's dropped pings (docs/performance.md)."""
     import logging
+    logging.basicConfig(level=level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
+    logging.getLogger("kazoo").setLevel(logging.ERROR if level == "warning" else level.upper())
+
+
+def run(args) -> int:
     import secrets
 
     token = os.environ.get("KCLAB_INSTRUCTOR_TOKEN") or secrets.token_urlsafe(12)
@@ -84,7 +101,7 @@ def run(args) -> int:
         print(f"kclab serve: KCLAB_INSTRUCTOR_TOKEN is {len(token)} characters; use {MIN_TOKEN_LENGTH} or more, "
               "e.g. python3 -c 'import secrets; print(secrets.token_urlsafe(24))'", file=sys.stderr)
         return 2
-    logging.getLogger("kazoo").setLevel(logging.ERROR)
+    configure_logging(args.log_level)
     if args.data_dir:
         os.environ["KCLAB_DATA_DIR"] = args.data_dir
     with _message_queue(args) as redis_url:
