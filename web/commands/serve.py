@@ -90,7 +90,12 @@ def configure_logging(level: str) -> None:
     import logging
     logging.basicConfig(level=level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
-    logging.getLogger("kazoo").setLevel(logging.ERROR if level == "warning" else level.upper())
+    logging.getLogger("kazoo").setLevel(kazoo_level(level))
+
+
+def kazoo_level(level: str) -> str:
+    """kazoo's logger's level for ``--log-level level``."""
+    return "ERROR" if level == "warning" else level.upper()
 
 
 def run(args) -> int:
