@@ -5,9 +5,23 @@ meet in Redis: ``web/scaleout``), and many threads each, because each open webso
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 
 from gunicorn.app.base import BaseApplication
+
+DUMP_SIGNAL = signal.SIGUSR2
+"""``kill -USR2 <worker>`` prints every thread's Python stack to the server's output."""
+
+
+def dump_threads_on_signal() -> None:
+    """Let an operator see where a stuck worker's threads are, without a profiler: py-spy cannot
+    read every machine's processes (it could not on the lab's own bench machine, docs/performance.md,
+    issue 14, seventeenth round). ``faulthandler`` writes from the signal handler itself, so it
+    answers even when the interpreter's lock is out of reach. Called in the worker after gunicorn
+    has set its own signals, which reset USR2 (gunicorn's master uses it; a worker does not)."""
+    faulthandler.register(DUMP_SIGNAL, all_threads=True)
 
 
 class _Application(BaseApplication):
@@ -27,6 +41,7 @@ class _Application(BaseApplication):
             heap.log_pauses(f"{os.environ['KCLAB_GC_PAUSES']}.{os.getpid()}")
         app = create_app(self._config)
         self._app = app
+        dump_threads_on_signal()
         print(self._banner, flush=True)
         return app
 

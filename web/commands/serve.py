@@ -187,7 +187,9 @@ def _serve(args, hosts: str, zk_control, token: str) -> int:
               f"Workers: {args.workers}{f' (message queue {args.redis})' if args.redis else ''}\nStop with Ctrl-C.")
     if args.dev:
         from web.app import create_app
+        from web.gunicorn_app import dump_threads_on_signal
         app = create_app(config)
+        dump_threads_on_signal()
         print(banner, flush=True)
         try:
             app.extensions["kclab"].socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True,

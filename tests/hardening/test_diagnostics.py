@@ -1,14 +1,17 @@
-"""``kclab serve --log-level``: an operator who wants to know why students see ConnectionLoss can
-have kazoo say every connection it makes and drops; by default kazoo's warnings stay out of the
-server's output (a class drops hundreds, and the page shows each as a fault)."""
+"""What an operator can ask a running server to say. ``kclab serve --log-level``: kazoo's every
+connection made and dropped, to see why students get ConnectionLoss (by default kazoo's warnings
+stay out of the server's output: a class drops hundreds, and the page shows each as a fault).
+``kill -USR2`` on a worker: every thread's Python stack."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from tests.hardening.server import serve
 from tests.support import wait_until
 from web.commands.serve import LOG_LEVELS, kazoo_level
+from web.gunicorn_app import DUMP_SIGNAL
 
 
 def test_at_info_kazoo_says_each_broker_connection_it_makes(tmp_path):
@@ -27,3 +30,17 @@ def test_at_info_kazoo_says_each_broker_connection_it_makes(tmp_path):
 
 def test_by_default_kazoo_says_only_errors():
     assert [kazoo_level(level) for level in LOG_LEVELS] == ["ERROR", "INFO", "DEBUG"]
+
+
+def test_usr2_prints_every_thread_of_the_worker_and_the_worker_lives_on(tmp_path):
+    """An operator's way into a stuck worker (web/gunicorn_app.py): ``kill -USR2`` dumps every
+    thread's Python stack to the server's output, and the worker goes on serving."""
+    server = serve(tmp_path)
+    try:
+        worker = server.worker_pid()
+        os.kill(worker, DUMP_SIGNAL)
+        server.out.wait_for(r'File ".*gunicorn/workers/', 30, server.proc)  # the worker's own threads
+        assert server.worker_pid() == worker
+        assert server.call("GET", "/healthz")[0] == 200
+    finally:
+        server.stop()
