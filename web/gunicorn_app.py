@@ -12,7 +12,7 @@ import signal
 from gunicorn.app.base import BaseApplication
 
 DUMP_SIGNAL = signal.SIGUSR2
-"""``kill -USR2 <worker>`` prints every thread's Python stack to the server's output."""
+"""``kill -USR2 <worker>`` prints its threads' Python stacks (the newest 100) to the server's output."""
 
 
 def dump_threads_on_signal() -> None:

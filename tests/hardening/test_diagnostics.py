@@ -1,7 +1,7 @@
 """What an operator can ask a running server to say. ``kclab serve --log-level``: kazoo's every
 connection made and dropped, to see why students get ConnectionLoss (by default kazoo's warnings
 stay out of the server's output: a class drops hundreds, and the page shows each as a fault).
-``kill -USR2`` on a worker: every thread's Python stack."""
+``kill -USR2`` on a worker: its threads' Python stacks (the newest 100)."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ def test_by_default_kazoo_says_only_errors():
     assert [kazoo_level(level) for level in LOG_LEVELS] == ["ERROR", "INFO", "DEBUG"]
 
 
-def test_usr2_prints_every_thread_of_the_worker_and_the_worker_lives_on(tmp_path):
-    """An operator's way into a stuck worker (web/gunicorn_app.py): ``kill -USR2`` dumps every
-    thread's Python stack to the server's output, and the worker goes on serving."""
+def test_usr2_prints_the_workers_threads_and_the_worker_lives_on(tmp_path):
+    """An operator's way into a stuck worker (web/gunicorn_app.py): ``kill -USR2`` dumps its
+    threads' Python stacks to the server's output, and the worker goes on serving."""
     server = serve(tmp_path)
     try:
         worker = server.worker_pid()
