@@ -133,8 +133,8 @@ def classroom_process(url: str, students: list[dict], conn, _count_kinds: bool) 
 
 def accept(server: AppServer, up_to: int, overloaded: list[str]) -> tuple[list[dict], str | None]:
     """Default sandboxes until one is refused (its message returned) or ``up_to`` run, three at a time.
-    A refusal because the worker is behind is no cap: that creation is tried again 2 s later, as
-    its student would, and noted in ``overloaded``."""
+    A refusal because the worker is behind is no cap: that creation is tried again after the
+    refusal's ``retry_after``, as its student would, and noted in ``overloaded``."""
     made: list[dict] = []
     refusal: list[str] = []
     lock = threading.Lock()
@@ -157,7 +157,7 @@ def accept(server: AppServer, up_to: int, overloaded: list[str]) -> tuple[list[d
                         return
                     with lock:  # a worker behind (web/load_guard.py): a student would click again
                         overloaded.append(str(exc))
-                    time.sleep(2)
+                    time.sleep(exc.body["retry_after"])
     threads = [threading.Thread(target=create) for _ in range(3)]
     for t in threads:
         t.start()
