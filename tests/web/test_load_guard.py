@@ -11,6 +11,7 @@ import pytest
 
 from tests.support import wait_until
 from web.load_guard import RETRY_AFTER_S, LoadGuard
+from web.service import ApiError
 
 INSTRUCTOR = "load-guard-instructor-token"
 IH = {"X-Instructor-Token": INSTRUCTOR}
@@ -83,7 +84,7 @@ def test_the_lateness_is_smoothed_and_refusal_ends_below_half_the_limit():
     for _ in range(20):  # half a second behind, for a second
         guard.observe(late_s=0.5, elapsed_s=0.55)
     assert guard.shedding and guard.lag_ms > 300
-    with pytest.raises(Exception) as refused:
+    with pytest.raises(ApiError) as refused:
         guard.require()
     assert refused.value.status == 503 and guard.refused == 1
     while guard.lag_ms >= 150:  # between half the limit and the limit: still refusing
