@@ -27,6 +27,7 @@ from backend.zk import codec, paths
 from backend.zk.admin import AdminZkClient
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.observer import ZkObserver
+from backend.zk.session_loop import use_session_loop
 
 START_TIMEOUT_S = 15
 READ_DEADLINE_S = 15
@@ -41,8 +42,9 @@ class OperatorSession:
         self.chroot = chroot
         # Reconnect for ever but never more than 2 s apart (kazoo's default backs off to an hour):
         # after a ZooKeeper outage the page's view of the tree must come back with it.
-        self._client = KazooClient(hosts=zk_hosts + chroot, handler=PollingThreadingHandler(),
-                                   connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0))
+        self._client = use_session_loop(KazooClient(
+            hosts=zk_hosts + chroot, handler=PollingThreadingHandler(),
+            connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0)))
         self.admin = AdminZkClient(self._client)
         self._read_retry = KazooRetry(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5, deadline=READ_DEADLINE_S)
         self._observer: ZkObserver | None = None

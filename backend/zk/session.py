@@ -24,6 +24,7 @@ from kazoo.retry import KazooRetry
 
 from backend.zk.client import KafkaZkClient
 from backend.zk.handler import PollingThreadingHandler
+from backend.zk.session_loop import use_session_loop
 from backend.zk.watches import SessionState, session_state
 
 START_TIMEOUT_S = 15
@@ -33,8 +34,8 @@ class ZkSession:
     def __init__(self, connect: str, timeout_ms: int, on_state: Callable[[SessionState], None]) -> None:
         # Retry connecting for ever, and soon: a paused broker must notice at once when it wakes.
         retry = KazooRetry(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5, max_jitter=0.1)
-        self._client = KazooClient(hosts=connect, timeout=timeout_ms / 1000, connection_retry=retry,
-                                   handler=PollingThreadingHandler())
+        self._client = use_session_loop(KazooClient(hosts=connect, timeout=timeout_ms / 1000, connection_retry=retry,
+                                                    handler=PollingThreadingHandler()))
         self._client.add_listener(lambda state: on_state(session_state(state)))
 
     def start(self, multi_read: bool) -> KafkaZkClient:

@@ -1,0 +1,538 @@
+"""One thread for every ZooKeeper session of the process: kazoo's connection loop, driven by events.
+
+kazoo gives each client a connection thread (``ConnectionHandler.zk_loop``) that sleeps in
+``select`` on its socket and wakes to send a request, read an answer or ping. A class of 200
+sandboxes holds 800 sessions, so 800 such threads. Each wake-up of one is a thread hand-off
+through the interpreter lock; after any stall of a second, hundreds of them are ready at once
+and queue for the lock, the herd that stopped one worker at 200 sandboxes
+(docs/performance.md, the seventeenth round named it). Here one thread (:class:`SessionLoop`)
+serves every session of the process from one selector: a ping, a request or an answer is work
+on that thread, not a thread of its own to wake.
+
+What goes over the wire, and when, is kazoo's: :class:`LoopConnection` is kazoo's
+``ConnectionHandler`` with its blocking loop turned inside out. Requests, pings and the
+handshake are serialised by kazoo's own ``_submit``; answers, watch events and the close are
+read by kazoo's own ``_read_response`` and ``_read_watch_event``; the client sees the same
+state changes in the same order; the ping deadline (half the read time-out less 10–400 ms of
+jitter), the drop on an unanswered ping, the host order and the reconnection back-off
+(``KazooRetry``'s delay, jitter, back-off and limits) are kazoo's arithmetic, run on timers
+instead of sleeps. What it leaves out the lab does not use: TLS, SASL and digest auth, and
+read-only mode (:func:`use_session_loop` refuses a client that asks for them).
+
+The one rule it adds: code that kazoo runs on its connection thread — connection listeners,
+and the ``rawlink`` callbacks of a stopped client's requests — now runs on the loop that every
+session shares, so it must not wait for ZooKeeper. kazoo already asks that of listeners; the
+lab's listeners only put events on queues.
+"""
+
+from __future__ import annotations
+
+import errno
+import heapq
+import itertools
+import logging
+import os
+import selectors
+import socket
+import threading
+import time
+from typing import Callable
+
+from kazoo import retry as kazoo_retry
+from kazoo.client import KazooClient
+from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionExpiredError
+from kazoo.loggingsupport import BLATHER
+from kazoo.protocol import connection as kazoo_connection
+from kazoo.protocol.connection import (AUTH_XID, CLOSE_RESPONSE, PING_XID, WATCH_XID, ConnectionHandler,
+                                       _CONNECTION_DROP, _SESSION_EXPIRED)
+from kazoo.protocol.serialization import Auth, Connect, ReplyHeader, int_struct
+from kazoo.protocol.states import KeeperState
+
+from backend.zk.handler import PollingThreadingHandler, _WakeSocket
+
+READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+RECV_BYTES = 256 * 1024
+
+
+class SessionLoop:
+    """The process's one thread for every :class:`LoopConnection`: a selector over their sockets
+    and a heap of their timers. Other threads reach it only through :meth:`call` and
+    :meth:`wake`; sockets, timers and connection phases are touched on the loop's thread alone."""
+
+    _made: tuple[int, SessionLoop] | None = None
+    _made_lock = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> SessionLoop:
+        """This process's loop, made on first use — and made again in a forked child (a
+        scale-out worker), which inherits the object but not its thread."""
+        with cls._made_lock:
+            if cls._made is None or cls._made[0] != os.getpid():
+                cls._made = (os.getpid(), cls())
+            return cls._made[1]
+
+    def __init__(self) -> None:
+        self._selector = selectors.DefaultSelector()
+        self._lock = threading.Lock()
+        self._calls: list[Callable[[], None]] = []
+        self._woken: dict[LoopConnection, None] = {}
+        """Connections with requests queued since the loop last looked, in the order they asked."""
+        self._poked = False
+        self._timers: list[tuple[float, int, LoopConnection]] = []
+        self._tokens = itertools.count()
+        self._watched: dict[socket.socket, int] = {}
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._selector.register(self._wake_r, READ, None)
+        self.thread = threading.Thread(target=self._run, name="zk-sessions", daemon=True)
+        self.thread.start()
+
+    # -- from any thread ---------------------------------------------------------------------
+    def call(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the loop's thread."""
+        with self._lock:
+            self._calls.append(fn)
+            poke = self._poke()
+        if poke:
+            self._send_poke()
+
+    def wake(self, conn: LoopConnection) -> None:
+        """``conn``'s client queued a request: send what it queued. Many wakes before the loop
+        looks are one wake-up of its thread."""
+        with self._lock:
+            self._woken[conn] = None
+            poke = self._poke()
+        if poke:
+            self._send_poke()
+
+    def _poke(self) -> bool:
+        if self._poked:
+            return False
+        self._poked = True
+        return True
+
+    def _send_poke(self) -> None:
+        try:
+            self._wake_w.send(b"x")
+        except OSError:  # BlockingIOError included: the loop is woken already
+            pass
+
+    # -- on the loop's thread ----------------------------------------------------------------
+    def watch(self, sock: socket.socket, events: int, conn: LoopConnection) -> None:
+        """Select ``sock`` for ``events`` on behalf of ``conn`` (0: not at all)."""
+        now = self._watched.get(sock)
+        if now == events:
+            return
+        if not events:
+            self._selector.unregister(sock)
+            del self._watched[sock]
+        elif now is None:
+            self._selector.register(sock, events, conn)
+            self._watched[sock] = events
+        else:
+            self._selector.modify(sock, events, conn)
+            self._watched[sock] = events
+
+    def forget(self, sock: socket.socket) -> None:
+        """Stop selecting ``sock`` and close it."""
+        if self._watched.pop(sock, None) is not None:
+            self._selector.unregister(sock)
+        sock.close()
+
+    def set_timer(self, conn: LoopConnection, when: float) -> None:
+        """``conn.on_timer()`` at ``when`` (monotonic), replacing its previous timer."""
+        token = next(self._tokens)
+        conn.timer_token = token
+        heapq.heappush(self._timers, (when, token, conn))
+
+    @staticmethod
+    def cancel_timer(conn: LoopConnection) -> None:
+        conn.timer_token = None  # its heap entry is skipped when it comes up
+
+    def _run(self) -> None:
+        while True:
+            try:
+                self._turn()
+            except Exception:  # noqa: BLE001 - the loop serves every session: it must go on
+                logging.getLogger(__name__).exception("the ZooKeeper session loop failed a turn")
+
+    def _turn(self) -> None:
+        timeout = None
+        if self._timers:
+            timeout = max(0.0, self._timers[0][0] - time.monotonic())
+        for key, ready in self._selector.select(timeout):
+            if key.data is None:
+                self._run_calls()
+            else:
+                key.data.guarded(key.data.on_ready, key.fileobj, ready)
+        self._run_timers()
+
+    def _run_calls(self) -> None:
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except BlockingIOError:
+            pass
+        with self._lock:
+            calls, self._calls = self._calls, []
+            woken, self._woken = self._woken, {}
+            self._poked = False
+        for fn in calls:
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - one session's trouble must not stop every other
+                logging.getLogger(__name__).exception("a ZooKeeper session's call failed")
+        for conn in woken:
+            conn.guarded(conn.on_wake)
+
+    def _run_timers(self) -> None:
+        now = time.monotonic()
+        while self._timers and self._timers[0][0] <= now:
+            _, token, conn = heapq.heappop(self._timers)
+            if conn.timer_token == token:
+                conn.timer_token = None
+                conn.guarded(conn.on_timer)
+
+
+class _LoopWake:
+    """What kazoo's client writes its wake-up byte to: a wake of the shared loop for this
+    connection, not a byte through a socket pair of its own."""
+
+    def __init__(self, conn: LoopConnection) -> None:
+        self._conn = conn
+
+    def send(self, data: bytes) -> int:
+        self._conn.loop.wake(self._conn)
+        return len(data)
+
+    def sendall(self, data: bytes) -> None:
+        self.send(data)
+
+    def close(self) -> None:
+        pass
+
+
+# The phases of one connection.
+STOPPED, WAITING, TCP_CONNECTING, HANDSHAKE, CONNECTED = "stopped", "waiting", "tcp-connecting", "handshake", "connected"
+
+
+class LoopConnection(ConnectionHandler):
+    """kazoo's ``ConnectionHandler`` for :class:`SessionLoop`: the same requests, answers, state
+    changes and clocks as its ``zk_loop`` (see the module's docstring), as steps the loop runs
+    when a socket is ready, a request is queued or a timer is due."""
+
+    def __init__(self, client: KazooClient, retry_sleeper, logger=None) -> None:
+        super().__init__(client, retry_sleeper, logger=logger)
+        self.loop = SessionLoop.shared()
+        self.phase = STOPPED
+        self.timer_token: int | None = None
+        self._running = False
+        self._retry = None
+        self._hosts: list[tuple[str, str, int]] = []
+        self._host_count = 1
+        self._inbox = bytearray()
+        self._outbox = bytearray()
+        self._peer: tuple[str, int] | None = None
+        self._read_timeout = 0.0
+        self._connect_timeout = 0.0
+        self._last_send = 0.0
+
+    # -- kazoo's client calls these (any thread) ------------------------------------------------
+    def start(self) -> None:
+        if self.connection_closed.is_set():
+            wake = _LoopWake(self)
+            handler = self.handler
+            if isinstance(handler, PollingThreadingHandler):  # its deferred wake-ups hold ours back
+                wake = handler._wake = _WakeSocket(wake, handler._deferring)
+            self._write_sock, self._read_sock = wake, None
+            self.connection_closed.clear()
+        if self._running:
+            raise Exception("Unable to start, connection routine already active.")
+        self._running = True
+        self.connection_stopped.clear()
+        self.loop.call(lambda: self.guarded(self._begin))
+
+    def stop(self, timeout=None) -> bool:
+        self.connection_stopped.wait(timeout)
+        if self.connection_stopped.is_set():
+            self._running = False
+        return self.connection_stopped.is_set()
+
+    def _write(self, msg, timeout) -> None:
+        """kazoo's ``_submit`` ends here: the bytes wait in the outbox for :meth:`_flush`."""
+        self._outbox += msg
+
+    # -- on the loop's thread -----------------------------------------------------------------
+    def guarded(self, step: Callable, *args) -> None:
+        """Run one step, and kazoo's ``_connect_attempt``'s handling of what it raises: a dropped
+        connection or a time-out moves on to the next host, an expired session too (kazoo then
+        starts a new one), anything else ends the connection. Moving on is a step of its own,
+        and may raise in turn (the next host refuses at once); the hosts run out in a few."""
+        while step is not None:
+            try:
+                step(*args)
+                return
+            except (ConnectionDropped, OSError) as exc:
+                if isinstance(exc, OSError):
+                    exc = ConnectionDropped(f"socket connection error: {getattr(exc, 'strerror', None) or exc}")
+                self.logger.warning("Connection dropped: %s", exc)
+                step, args = self._lost, ()
+            except self.handler.timeout_exception as exc:
+                self.logger.warning("Connection time-out: %s", exc)
+                step, args = self._lost, ()
+            except SessionExpiredError:
+                step, args = self._expired, ()
+            except AuthFailedError as exc:
+                self.logger.warning("AUTH_FAILED closing: %s", exc)
+                self.client._session_callback(KeeperState.AUTH_FAILED)
+                step, args = self._finish, ()
+            except Exception:  # noqa: BLE001 - kazoo's thread would die here; this loop serves others
+                self.logger.exception("Unhandled exception in connection loop")
+                step, args = self._finish, ()
+
+    def _begin(self) -> None:
+        """``zk_loop``'s start: a fresh copy of the retry policy, then the first round of hosts."""
+        self.logger.log(BLATHER, "ZK loop started")
+        self._retry = self.retry_sleeper.copy()
+        self._retry.reset()
+        if self._retry.deadline is not None:
+            self._retry._cur_stoptime = time.monotonic() + self._retry.deadline
+        self._round()
+
+    def _round(self) -> None:
+        """``_connect_loop``: every host once, in kazoo's (shuffled) order."""
+        if self.client._stopped.is_set():
+            return self._finish()
+        self._hosts = self._expand_client_hosts()
+        self._host_count = max(1, len(self.client.hosts))
+        self._next_host()
+
+    def _next_host(self) -> None:
+        if self.client._stopped.is_set():
+            return self._finish()
+        if not self._hosts:
+            return self._retry_later()
+        host, hostip, port = self._hosts.pop(0)
+        client = self.client
+        self._socket = None
+        if client._state != KeeperState.CONNECTING:
+            client._session_callback(KeeperState.CONNECTING)
+        self._xid = 0
+        self._peer = (host, port)
+        self.logger.info("Connecting to %s(%s):%s, use_ssl: %r", host, hostip, port, client.use_ssl)
+        family = socket.AF_INET6 if ":" in hostip else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._socket = sock
+        self._inbox.clear()
+        self._outbox.clear()
+        self.phase = TCP_CONNECTING
+        self.loop.set_timer(self, time.monotonic() + client._session_timeout / 1000.0)
+        code = sock.connect_ex((hostip, port))
+        if code not in (0, errno.EINPROGRESS):
+            raise ConnectionDropped(f"socket connection error: {os.strerror(code)}")
+        self.loop.watch(sock, WRITE, self)
+
+    def _retry_later(self) -> None:
+        """``KazooRetry``'s wait after a round of hosts failed: its count, delay, jitter,
+        back-off and deadline, on a timer instead of a sleep."""
+        retry = self._retry
+        retry._attempts += 1
+        if retry._attempts == retry.max_tries:
+            self.logger.warning("Failed connecting to Zookeeper within the connection retry policy.")
+            return self._finish()
+        sleep = retry._cur_delay * kazoo_retry.random.uniform(1.0 - retry.max_jitter, 1.0 + retry.max_jitter)
+        if retry._cur_stoptime is not None and time.monotonic() + sleep >= retry._cur_stoptime:
+            self.logger.warning("Failed connecting to Zookeeper within the connection retry policy.")
+            return self._finish()
+        retry._cur_delay = min(sleep * retry.backoff, retry.max_delay)
+        self.phase = WAITING
+        self.loop.set_timer(self, time.monotonic() + sleep)
+
+    def on_ready(self, sock: socket.socket, ready: int) -> None:
+        if sock is not self._socket:
+            return  # an event of a socket closed earlier in the same round of the selector
+        if self.phase == TCP_CONNECTING:
+            code = self._socket.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code:
+                raise ConnectionDropped(f"socket connection error: {os.strerror(code)}")
+            self._handshake()
+            return
+        if ready & WRITE:
+            self._flush()
+        if ready & READ:
+            self._receive()
+
+    def on_wake(self) -> None:
+        """The client queued requests (or ``stop()`` queued the close)."""
+        if self.phase == CONNECTED:
+            self._send_queued()
+        elif self.phase == WAITING and self.client._stopped.is_set():
+            self._finish()  # kazoo's retry is interrupted while it sleeps
+
+    def on_timer(self) -> None:
+        if self.phase == WAITING:
+            self._round()
+        elif self.phase in (TCP_CONNECTING, HANDSHAKE):
+            raise self.handler.timeout_exception("socket time-out during read")
+        elif self.phase == CONNECTED:
+            if self.ping_outstanding.is_set():
+                self.ping_outstanding.clear()
+                raise ConnectionDropped("outstanding heartbeat ping not received")
+            self._send_ping(self._connect_timeout)
+            self._last_send = time.monotonic()
+            self._flush()
+            self._set_ping_timer()
+
+    def _handshake(self) -> None:
+        client = self.client
+        self.logger.log(BLATHER, "    Using session_id: %r", client._session_id)
+        connect = Connect(0, client.last_zxid, client._session_timeout, client._session_id or 0,
+                          client._session_passwd, client.read_only)
+        self.phase = HANDSHAKE
+        self.loop.set_timer(self, time.monotonic() + client._session_timeout / 1000.0 / self._host_count)
+        self._submit(connect, None)
+        self._flush()
+
+    def _connected(self, frame: bytes) -> None:
+        """kazoo's ``_connect`` after the handshake's answer, and ``_connect_attempt``'s set-up."""
+        client = self.client
+        try:
+            result, _ = Connect.deserialize(frame, 0)
+        except Exception:  # noqa: BLE001 - as kazoo: a reply it cannot read is a dropped connection
+            self.logger.exception("Exception raised during deserialization of request: %s", "Connect")
+            raise ConnectionDropped("invalid server response") from None
+        if result.time_out <= 0:
+            raise SessionExpiredError("Session has expired")
+        client._session_id = result.session_id
+        client._protocol_version = result.protocol_version
+        client._session_passwd = result.passwd
+        self._connect_timeout = result.time_out / self._host_count / 1000.0
+        self._read_timeout = result.time_out * 2.0 / 3.0 / 1000.0
+        self.phase = CONNECTED
+        client._session_callback(KeeperState.CONNECTED_RO if result.read_only else KeeperState.CONNECTED)
+        self._ro_mode = None
+        self._retry.reset()
+        self.ping_outstanding.clear()
+        self._last_send = time.monotonic()
+        self._set_ping_timer()
+        self._send_queued()
+
+    def _set_ping_timer(self) -> None:
+        jitter = kazoo_connection.random.randint(1, 40) / 100.0
+        deadline = self._last_send + self._read_timeout / 2.0 - jitter
+        self.loop.set_timer(self, max(deadline, time.monotonic() + jitter))
+
+    def _send_queued(self) -> None:
+        """kazoo's ``_send_request``, for everything queued at once: one wake-up sends them all."""
+        client = self.client
+        sent = False
+        while self.phase == CONNECTED and client._queue:
+            request, async_object = client._queue[0]
+            if request is _SESSION_EXPIRED:
+                raise SessionExpiredError("Session expired: Testing")
+            if request is _CONNECTION_DROP:
+                raise ConnectionDropped("Connection dropped: Testing")
+            if request.type == Auth.type:
+                xid = AUTH_XID
+            else:
+                self._xid = (self._xid % 2147483647) + 1
+                xid = self._xid
+            self._submit(request, self._connect_timeout, xid)
+            client._queue.popleft()
+            client._pending.append((request, async_object, xid))
+            sent = True
+        if sent:
+            self._last_send = time.monotonic()  # requests act as implicit pings
+            self._flush()
+            self._set_ping_timer()
+
+    def _flush(self) -> None:
+        if self._outbox:
+            try:
+                sent = self._socket.send(self._outbox)
+            except BlockingIOError:
+                sent = 0
+            del self._outbox[:sent]
+        self.loop.watch(self._socket, READ | WRITE if self._outbox else READ, self)
+
+    def _receive(self) -> None:
+        chunk = self._socket.recv(RECV_BYTES)
+        if not chunk:
+            raise ConnectionDropped("socket connection broken")
+        inbox = self._inbox
+        inbox += chunk
+        start = 0
+        while len(inbox) - start >= 4 and self.phase in (HANDSHAKE, CONNECTED):
+            length = int_struct.unpack_from(inbox, start)[0]
+            if len(inbox) - start - 4 < length:
+                break
+            frame = bytes(inbox[start + 4:start + 4 + length])
+            start += 4 + length
+            if self.phase == HANDSHAKE:
+                self._connected(frame)
+            elif self._answer(frame) is CLOSE_RESPONSE:
+                self.logger.info("Closing connection to %s:%s", *self._peer)
+                self.client._session_callback(KeeperState.CLOSED)
+                return self._finish()
+        del inbox[:start]
+
+    def _answer(self, frame: bytes):
+        """kazoo's ``_read_socket`` for one whole frame."""
+        header, offset = ReplyHeader.deserialize(frame, 0)
+        if header.xid == PING_XID:
+            self.logger.log(BLATHER, "Received Ping")
+            self.ping_outstanding.clear()
+        elif header.xid == AUTH_XID:
+            request, async_object, xid = self.client._pending.popleft()
+            if header.err:
+                async_object.set_exception(AuthFailedError())
+                self.client._session_callback(KeeperState.AUTH_FAILED)
+            else:
+                async_object.set(True)
+        elif header.xid == WATCH_XID:
+            self._read_watch_event(frame, offset)
+        else:
+            return self._read_response(header, frame, offset)
+        return None
+
+    def _close_socket(self) -> None:
+        self.loop.cancel_timer(self)
+        if self._socket is not None:
+            self.loop.forget(self._socket)
+            self._socket = None
+
+    def _lost(self) -> None:
+        """A dropped connection or a time-out: say so and try the next host."""
+        self._close_socket()
+        if self.client._state != KeeperState.CONNECTING:
+            self.logger.warning("Transition to CONNECTING")
+            self.client._session_callback(KeeperState.CONNECTING)
+        self._next_host()
+
+    def _expired(self) -> None:
+        """ZooKeeper answered that the session expired: say so; the next host gets a new one."""
+        self._close_socket()
+        self._retry.reset()
+        self.logger.warning("Session has expired")
+        self.client._session_callback(KeeperState.EXPIRED_SESSION)
+        self._next_host()
+
+    def _finish(self) -> None:
+        """``zk_loop``'s end: the connection has stopped, the client is closed."""
+        self._close_socket()
+        self.phase = STOPPED
+        self.connection_stopped.set()
+        self.client._session_callback(KeeperState.CLOSED)
+        self.logger.log(BLATHER, "Connection stopped")
+
+
+def use_session_loop(client: KazooClient) -> KazooClient:
+    """Serve ``client``'s connection from the process's :class:`SessionLoop` instead of a thread of
+    its own. Call before ``start()``. Refuses what :class:`LoopConnection` does not do."""
+    if client.use_ssl or client.auth_data or client.read_only or client._connection.sasl_options is not None:
+        raise ValueError("the session loop does not do TLS, auth or read-only sessions")
+    client._connection = LoopConnection(client, client._conn_retry.copy(), logger=client.logger)
+    return client

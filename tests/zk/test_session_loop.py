@@ -1,0 +1,198 @@
+"""The process's one thread for every ZooKeeper session (``backend/zk/session_loop.py``), against
+the suite's real ZooKeeper: what kazoo's own connection thread does, the loop does — answers,
+watches, pings, a dropped connection, an expired session, a close — from one thread."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import ConnectionClosedError, NoNodeError
+
+from backend.runtime.broker.network import BrokerNetwork
+from backend.zk.handler import PollingThreadingHandler, deferred_wakeups
+from backend.zk.session_loop import LoopConnection, SessionLoop, use_session_loop
+from tests.support import close_client, wait_until
+
+
+class Listened:
+    """A client on the loop and the states its listener heard (on the loop's thread)."""
+
+    def __init__(self, hosts: str, **kwargs) -> None:
+        self.client = use_session_loop(KazooClient(hosts=hosts, handler=PollingThreadingHandler(), **kwargs))
+        self.states: list[KazooState] = []
+        self._lock = threading.Lock()
+        self.client.add_listener(self._heard)
+
+    def _heard(self, state) -> None:
+        with self._lock:
+            self.states.append(state)
+
+    def heard(self, state) -> int:
+        with self._lock:
+            return self.states.count(state)
+
+    def start(self) -> Listened:
+        self.client.start(timeout=15)
+        return self
+
+    def close(self) -> None:
+        close_client(self.client)
+
+
+@pytest.fixture
+def make(zk_hosts, chroot):
+    made: list[Listened] = []
+
+    def client(hosts: str | None = None, **kwargs) -> Listened:
+        made.append(Listened(hosts or zk_hosts + chroot, **kwargs))
+        return made[-1]
+    yield client
+    for listened in made:
+        listened.close()
+
+
+def connection_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if "zk_loop" in t.name]
+
+
+def test_many_sessions_are_served_by_one_thread_not_one_each(make, zk_hosts, chroot):
+    plain = KazooClient(hosts=zk_hosts + chroot)
+    plain.start(timeout=15)
+    try:
+        assert len(connection_threads()) >= 1, "kazoo's own client has its connection thread"
+        before = len(connection_threads())
+        clients = [make().start() for _ in range(12)]
+        assert len(connection_threads()) == before
+        assert [t.name for t in threading.enumerate()].count("zk-sessions") == 1
+        assert all(c.client._connection.loop is SessionLoop.shared() for c in clients)
+        ids = {c.client.client_id[0] for c in clients}
+        assert len(ids) == 12, "each client has a session of its own"
+        assert all(c.client.exists("/") is not None for c in clients)
+    finally:
+        close_client(plain)
+
+
+def test_answers_watches_and_transactions_are_kazoos(make):
+    zk = make().start().client
+    other = make().start().client
+    zk.ensure_path("/a")
+    children, data = threading.Event(), threading.Event()
+    seen: list = []
+    zk.get_children("/a", watch=lambda e: (seen.append(e), children.set()))
+    zk.exists("/a/x", watch=lambda e: (seen.append(e), data.set()))
+    other.create("/a/x", b"1")
+    assert children.wait(10) and data.wait(10)
+    assert sorted((e.type, e.path) for e in seen) == [("CHILD", "/a"), ("CREATED", "/a/x")]  # the chroot stripped
+
+    tx = zk.transaction()
+    tx.create("/a/y", b"2")
+    tx.set_data("/a/x", b"3", version=0)
+    assert tx.commit()[0] == "/a/y"
+    assert zk.get("/a/x")[0] == b"3"
+    assert zk.exists("/a/none") is None
+    with pytest.raises(NoNodeError):
+        zk.get("/a/none")
+
+    big = bytes(range(256)) * 3500  # 896 KB: an answer that arrives in many reads
+    zk.create("/a/big", big)
+    assert other.get("/a/big")[0] == big
+
+    with deferred_wakeups(zk):  # 2,000 requests queued, then sent in one wake-up, answered in order
+        made = [zk.create_async("/a/seq-", b"", sequence=True) for _ in range(2000)]
+    names = [m.get(timeout=30) for m in made]
+    assert names == sorted(names) and len(set(names)) == 2000
+
+
+def test_a_deferred_request_waits_for_its_flush(make):
+    zk = make().start().client
+    with deferred_wakeups(zk) as flush:
+        held = zk.create_async("/held", b"")
+        assert not held.wait(0.3), "a held-back request must not reach ZooKeeper before the flush"
+        flush()
+        assert held.get(timeout=10) == "/held"
+
+
+def test_a_stopped_session_ends_at_once_and_its_ephemerals_with_it(make):
+    owner, watcher = make().start(), make().start()
+    owner.client.create("/e", b"", ephemeral=True)
+    owner.client.stop()
+    assert watcher.client.exists("/e") is None, "a closed session's ephemeral znode is gone when stop() returns"
+    assert owner.client._connection.connection_stopped.is_set()
+    assert owner.heard(KazooState.LOST) == 1
+    with pytest.raises(ConnectionClosedError):
+        owner.client.get("/")
+    owner.client.close()
+    owner.client.start(timeout=15)  # and a stopped client starts again, with a new session
+    assert owner.client.exists("/") is not None
+
+
+def test_an_idle_session_lives_on_its_pings(make):
+    """A 1 s session (ZooKeeper's floor at the suite's 500 ms tick) idle for 3 s: without the
+    pings, ZooKeeper would expire it after 1 s."""
+    listened = make(timeout=1.0).start()
+    session = listened.client.client_id
+    sent: list[float] = []
+    connection = listened.client._connection
+    real = connection._send_ping
+    connection._send_ping = lambda timeout: (sent.append(timeout), real(timeout))
+    threading.Event().wait(3.0)  # nothing to wait for: idling is the test
+    assert len(sent) >= 3, "a ping every third of a second or so (half of 2/3 of 1 s, less jitter)"
+    assert listened.client.client_id == session and listened.client.connected
+    assert listened.heard(KazooState.SUSPENDED) == 0
+
+
+def test_an_unanswered_ping_drops_the_connection_and_it_comes_back_to_the_same_session(make, zk_hosts, chroot):
+    """A paused cable answers nothing: the ping goes unanswered, the client suspends and
+    reconnects, and within the session time-out ZooKeeper gives the same session back."""
+    network = BrokerNetwork(zk_hosts)
+    try:
+        listened = make(network.hosts + chroot, timeout=8.0,
+                        connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 0.5}).start()
+        session = listened.client.client_id
+        network.pause()
+        wait_until(lambda: listened.heard(KazooState.SUSPENDED), timeout=15, message="suspended by the unanswered ping")
+        network.resume()
+        wait_until(lambda: listened.client.connected, timeout=15, message="reconnected")
+        assert listened.client.client_id == session
+        assert listened.heard(KazooState.LOST) == 0
+        assert listened.client.exists("/") is not None
+    finally:
+        network.close()
+
+
+def test_an_expired_session_is_replaced_by_a_new_one(make, zk_hosts, chroot):
+    listened = make().start()
+    old = listened.client.client_id
+    hijacker = KazooClient(hosts=zk_hosts + chroot, client_id=old)  # ZooKeeper expires the session
+    hijacker.start(timeout=10)
+    close_client(hijacker)
+    wait_until(lambda: listened.heard(KazooState.LOST), timeout=15, message="the expiry heard")
+    wait_until(lambda: listened.client.connected, timeout=15, message="a new session")
+    assert listened.client.client_id[0] != old[0]
+    assert listened.client.exists("/") is not None
+
+
+def test_stop_while_no_server_answers_returns_and_frees_the_loop(make):
+    """No server at the address: kazoo's back-off retries for ever; ``stop()`` ends it, and
+    the loop goes on serving others."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        port = holder.getsockname()[1]  # bound, not listening: every connection is refused
+        listened = make(f"127.0.0.1:{port}", connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 0.2})
+        listened.client.start_async()
+        connection: LoopConnection = listened.client._connection
+        wait_until(lambda: connection._retry is not None and connection._retry._attempts >= 3, timeout=10,
+                   message="three rounds refused")
+        listened.client.stop()
+        assert connection.connection_stopped.is_set() and connection.phase == "stopped"
+        assert listened.client.state == KazooState.LOST and listened.heard(KazooState.CONNECTED) == 0
+    other = make().start()
+    assert other.client.exists("/") is not None
+
+
+def test_a_client_that_asks_for_what_the_loop_does_not_do_is_refused(zk_hosts):
+    with pytest.raises(ValueError, match="TLS, auth or read-only"):
+        use_session_loop(KazooClient(hosts=zk_hosts, auth_data=[("digest", "a:b")]))
