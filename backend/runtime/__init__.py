@@ -20,7 +20,7 @@ owns its event manager and channel manager. Children get narrow, typed interface
 ``lab_clock.py``  the lab's timers' clock, which a lesson can hold at a stop
 ``polling.py``    waiting on a condition with a time-out (never a fixed sleep)
 ``heap.py``       the garbage collector kept out of a failover's way
-``per_process.py`` one instance per process (and per forked worker) of the cable loop and the replica scheduler
+``per_process.py`` one instance per process (and per forked worker) of the replica scheduler
 ================  =================================================================================
 
 Nothing in ``backend.core`` or ``backend.zk`` imports from here; ZooKeeper is reached only

@@ -1,8 +1,9 @@
 """One instance per process of a class whose work runs on threads of its own.
 
-The process's cable loop (``broker/network.py``) and replica scheduler
-(``broker/replica_scheduler.py``) each serve every sandbox of the process from a thread or two.
-A forked child (a scale-out worker) inherits the parent's object but not its threads, so the
+The process's replica scheduler (``broker/replica_scheduler.py``) serves every sandbox of the
+process from a thread or two. (The loop of every ZooKeeper session and cable,
+``backend/zk/session_loop.py``, keeps the same rule itself: ``backend/zk`` sits below the
+runtime and cannot import it.) A forked child (a scale-out worker) inherits the parent's object but not its threads, so the
 instance is made again the first time the child asks for it.
 """
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import heapq
+import ipaddress
 import itertools
 import logging
 import os
@@ -36,6 +37,7 @@ import selectors
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from kazoo import retry as kazoo_retry
@@ -80,11 +82,14 @@ class SessionLoop:
         self._poked = False
         self._timers: list[tuple[float, int, LoopConnection]] = []
         self._tokens = itertools.count()
-        self._watched: dict[socket.socket, int] = {}
+        self._watched: dict[socket.socket, tuple[int, Callable]] = {}
+        """Each watched socket's events and handler: asking the selector instead raises, and
+        formats, a KeyError for every socket it does not hold."""
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
         self._selector.register(self._wake_r, READ, None)
+        self._resolver = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zk-resolve")
         self.thread = threading.Thread(target=self._run, name="zk-sessions", daemon=True)
         self.thread.start()
 
@@ -118,21 +123,36 @@ class SessionLoop:
         except OSError:  # BlockingIOError included: the loop is woken already
             pass
 
+    def resolve(self, lookup: Callable[[], list], round_id: int, then: Callable[[int, list], None]) -> None:
+        """``then(round_id, lookup())`` on the loop's thread, ``lookup`` (a name lookup) on a
+        thread of the loop's small pool; a lookup that fails gives no hosts."""
+        def off_loop() -> None:
+            try:
+                found = lookup()
+            except Exception:  # noqa: BLE001 - no host resolved: the round fails and is retried
+                found = []
+            self.call(lambda: then(round_id, found))
+        self._resolver.submit(off_loop)
+
     # -- on the loop's thread ----------------------------------------------------------------
-    def watch(self, sock: socket.socket, events: int, conn: LoopConnection) -> None:
-        """Select ``sock`` for ``events`` on behalf of ``conn`` (0: not at all)."""
-        now = self._watched.get(sock)
-        if now == events:
+    def watch(self, sock: socket.socket, events: int, handler: Callable[[socket.socket, int], None]) -> None:
+        """``handler(sock, ready)`` when ``sock`` is ready for ``events`` (0: not watched for
+        now). The handler must never block: every session and cable of the process waits."""
+        if sock.fileno() < 0:
             return
+        now = self._watched.get(sock)
+        if now == (events, handler):
+            return  # already so: no system call
         if not events:
-            self._selector.unregister(sock)
-            del self._watched[sock]
-        elif now is None:
-            self._selector.register(sock, events, conn)
-            self._watched[sock] = events
+            if now is not None:
+                self._selector.unregister(sock)
+                del self._watched[sock]
+            return
+        if now is None:
+            self._selector.register(sock, events, handler)
         else:
-            self._selector.modify(sock, events, conn)
-            self._watched[sock] = events
+            self._selector.modify(sock, events, handler)
+        self._watched[sock] = (events, handler)
 
     def forget(self, sock: socket.socket) -> None:
         """Stop selecting ``sock`` and close it."""
@@ -165,7 +185,7 @@ class SessionLoop:
             if key.data is None:
                 self._run_calls()
             else:
-                key.data.guarded(key.data.on_ready, key.fileobj, ready)
+                _safely(key.data, key.fileobj, ready)
         self._run_timers()
 
     def _run_calls(self) -> None:
@@ -179,10 +199,7 @@ class SessionLoop:
             woken, self._woken = self._woken, {}
             self._poked = False
         for fn in calls:
-            try:
-                fn()
-            except Exception:  # noqa: BLE001 - one session's trouble must not stop every other
-                logging.getLogger(__name__).exception("a ZooKeeper session's call failed")
+            _safely(fn)
         for conn in woken:
             conn.guarded(conn.on_wake)
 
@@ -193,6 +210,13 @@ class SessionLoop:
             if conn.timer_token == token:
                 conn.timer_token = None
                 conn.guarded(conn.on_timer)
+
+
+def _safely(fn: Callable, *args) -> None:
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - one session's or cable's trouble must not stop every other
+        logging.getLogger(__name__).exception("a step on the ZooKeeper loop failed")
 
 
 class _LoopWake:
@@ -214,7 +238,16 @@ class _LoopWake:
 
 
 # The phases of one connection.
-STOPPED, WAITING, TCP_CONNECTING, HANDSHAKE, CONNECTED = "stopped", "waiting", "tcp-connecting", "handshake", "connected"
+STOPPED, WAITING, RESOLVING, TCP_CONNECTING, HANDSHAKE, CONNECTED = (
+    "stopped", "waiting", "resolving", "tcp-connecting", "handshake", "connected")
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip())
+        return True
+    except ValueError:
+        return False
 
 
 class LoopConnection(ConnectionHandler):
@@ -230,6 +263,7 @@ class LoopConnection(ConnectionHandler):
         self._running = False
         self._retry = None
         self._hosts: list[tuple[str, str, int]] = []
+        self._round_id = 0
         self._host_count = 1
         self._inbox = bytearray()
         self._outbox = bytearray()
@@ -301,11 +335,27 @@ class LoopConnection(ConnectionHandler):
         self._round()
 
     def _round(self) -> None:
-        """``_connect_loop``: every host once, in kazoo's (shuffled) order."""
+        """``_connect_loop``: every host once, in kazoo's (shuffled) order. Names are resolved
+        again each round, as kazoo does (a restarted container may come back at a new address),
+        but off the loop: a slow name server must not stall every other session. Addresses
+        (the cables', an embedded ZooKeeper's) need no resolver and go on at once."""
         if self.client._stopped.is_set():
             return self._finish()
-        self._hosts = self._expand_client_hosts()
         self._host_count = max(1, len(self.client.hosts))
+        self._round_id += 1
+        if all(_is_address(host) for host, _ in self.client.hosts):
+            return self._resolved(self._round_id, self._expand_client_hosts())
+        self.phase = RESOLVING
+        self.loop.resolve(self._expand_client_hosts, self._round_id, self._on_resolved)
+
+    def _on_resolved(self, round_id: int, hosts: list) -> None:
+        self.guarded(self._resolved, round_id, hosts)
+
+    def _resolved(self, round_id: int, hosts: list) -> None:
+        if round_id != self._round_id or self.phase not in (RESOLVING, WAITING, STOPPED) \
+                or self.connection_stopped.is_set():
+            return  # a round that a stop (and perhaps a new start) has overtaken
+        self._hosts = hosts
         self._next_host()
 
     def _next_host(self) -> None:
@@ -333,7 +383,7 @@ class LoopConnection(ConnectionHandler):
         code = sock.connect_ex((hostip, port))
         if code not in (0, errno.EINPROGRESS):
             raise ConnectionDropped(f"socket connection error: {os.strerror(code)}")
-        self.loop.watch(sock, WRITE, self)
+        self.loop.watch(sock, WRITE, self._on_socket)
 
     def _retry_later(self) -> None:
         """``KazooRetry``'s wait after a round of hosts failed: its count, delay, jitter,
@@ -350,6 +400,9 @@ class LoopConnection(ConnectionHandler):
         retry._cur_delay = min(sleep * retry.backoff, retry.max_delay)
         self.phase = WAITING
         self.loop.set_timer(self, time.monotonic() + sleep)
+
+    def _on_socket(self, sock: socket.socket, ready: int) -> None:
+        self.guarded(self.on_ready, sock, ready)
 
     def on_ready(self, sock: socket.socket, ready: int) -> None:
         if sock is not self._socket:
@@ -369,7 +422,7 @@ class LoopConnection(ConnectionHandler):
         """The client queued requests (or ``stop()`` queued the close)."""
         if self.phase == CONNECTED:
             self._send_queued()
-        elif self.phase == WAITING and self.client._stopped.is_set():
+        elif self.phase in (WAITING, RESOLVING) and self.client._stopped.is_set():
             self._finish()  # kazoo's retry is interrupted while it sleeps
 
     def on_timer(self) -> None:
@@ -456,7 +509,7 @@ class LoopConnection(ConnectionHandler):
             except BlockingIOError:
                 sent = 0
             del self._outbox[:sent]
-        self.loop.watch(self._socket, READ | WRITE if self._outbox else READ, self)
+        self.loop.watch(self._socket, READ | WRITE if self._outbox else READ, self._on_socket)
 
     def _receive(self) -> None:
         chunk = self._socket.recv(RECV_BYTES)

@@ -106,7 +106,7 @@ def test_every_cable_of_the_process_is_one_thread_and_a_stuck_peer_holds_up_no_o
     networks = [BrokerNetwork(f"127.0.0.1:{stuck_server.getsockname()[1]}"), BrokerNetwork(zk_hosts),
                 BrokerNetwork(zk_hosts)]
     names = [t.name for t in threading.enumerate()]
-    assert names.count("zk-cables") == 1 and not [n for n in names if n.startswith("zk-proxy")]
+    assert names.count("zk-sessions") == 1 and not [n for n in names if n.startswith(("zk-proxy", "zk-cables"))]
     writer = socket.create_connection(("127.0.0.1", networks[0].proxies[0].port))
     writer.setblocking(False)
     accepted, _ = stuck_server.accept()  # the "server" that takes the connection and never reads
@@ -158,7 +158,7 @@ def test_the_cable_thread_never_resolves_a_name(monkeypatch):
             accepted.append(server.accept()[0])  # the proxy connected on through to the server
         accepted[1].sendall(b"pong")
         assert clients[1].recv(4) == b"pong"
-        assert "zk-cables" not in resolved_on
+        assert "zk-sessions" not in resolved_on
     finally:
         for sock in (*clients, *accepted, server):
             sock.close()

@@ -196,3 +196,15 @@ def test_stop_while_no_server_answers_returns_and_frees_the_loop(make):
 def test_a_client_that_asks_for_what_the_loop_does_not_do_is_refused(zk_hosts):
     with pytest.raises(ValueError, match="TLS, auth or read-only"):
         use_session_loop(KazooClient(hosts=zk_hosts, auth_data=[("digest", "a:b")]))
+
+
+def test_a_host_given_by_name_is_resolved_off_the_loop(make, zk_hosts, chroot):
+    port = zk_hosts.split(",")[0].rpartition(":")[2]
+    resolved_on: list[str] = []
+    listened = make(f"localhost:{port}{chroot}")
+    connection = listened.client._connection
+    real = connection._expand_client_hosts
+    connection._expand_client_hosts = lambda: (resolved_on.append(threading.current_thread().name), real())[1]
+    listened.start()
+    assert listened.client.exists("/") is not None
+    assert resolved_on and all(name.startswith("zk-resolve") for name in resolved_on)

@@ -9,10 +9,13 @@ exactly what ZooKeeper and the client would see of a frozen process. Resuming cl
 connections; kazoo reconnects, hears that its session expired, and starts a new one — the
 moment a zombie learns it is one.
 
-Every cable of the process is served by one thread (:class:`CableLoop`): a selector over all
-their sockets, which sleeps until bytes, a connection or a call arrive. A thread per cable
-would cost a sandbox of three brokers three threads that do nothing but wait. Because one
-thread serves every cable, none of them may block it: bytes a peer cannot take at once wait in
+Every cable of the process is served by one thread, the one that also serves every ZooKeeper
+session of the process (``backend/zk/session_loop.py``): a selector over all their sockets,
+which sleeps until bytes, a connection, a timer or a call arrive. A thread per cable would cost
+a sandbox of three brokers three threads that do nothing but wait, and a thread of its own for
+all of them would still be woken twice per ping, once each way; on the sessions' thread, a
+broker's ping is sent, forwarded and answered without a hand-off between threads. Because one
+thread serves every cable and session, none of them may block it: bytes a peer cannot take at once wait in
 the proxy until it can, and meanwhile the proxy reads nothing more for it (the back-pressure a
 thread blocked in ``sendall`` gave, and no unbounded buffer). Nor may it wait on a name
 resolver: each proxy resolves its ZooKeeper server's address once, on the thread that makes it,
@@ -21,97 +24,15 @@ and the loop only ever connects to that address.
 
 from __future__ import annotations
 
-import logging
 import selectors
 import socket
 import threading
-from typing import Callable
 
-from backend.runtime.per_process import PerProcess
 from backend.zk.paths import zk_servers
+from backend.zk.session_loop import SessionLoop
 
 LOOPBACK = "127.0.0.1"
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
-
-
-class CableLoop(PerProcess):
-    """The process's one thread for every cable. Each registered socket carries the function
-    that handles it (``handler(sock, events)``); everything else runs through :meth:`call`, so
-    the selector and the sockets are only ever touched on this thread."""
-
-    def __init__(self) -> None:
-        """Made by ``CableLoop.shared()``: one per process (``backend/runtime/per_process.py``)."""
-        self._selector = selectors.DefaultSelector()
-        self._lock = threading.Lock()
-        self._pending: list[Callable[[], None]] = []
-        self._watched: dict[socket.socket, tuple[int, object]] = {}
-        """Each watched socket's events and handler: asking the selector instead raises, and
-        formats, a KeyError for every socket it does not hold (py-spy saw ``socket.__repr__``)."""
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)  # a full pair means the loop is already woken
-        self._selector.register(self._wake_r, READ, None)
-        threading.Thread(target=self._loop, name="zk-cables", daemon=True).start()
-
-    def call(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on the loop's thread."""
-        with self._lock:
-            self._pending.append(fn)
-        try:
-            self._wake_w.send(b"x")
-        except OSError:  # BlockingIOError included
-            pass
-
-    def watch(self, sock: socket.socket, events: int, handler) -> None:
-        """On the loop's thread: ``handler(sock, ready)`` when ``sock`` is ready for ``events``
-        (none: not watched for now)."""
-        if sock.fileno() < 0:
-            return
-        now = self._watched.get(sock)
-        if now == (events, handler):
-            return  # already so: no system call
-        if not events:
-            if now is not None:
-                self._selector.unregister(sock)
-                del self._watched[sock]
-            return
-        if now is None:
-            self._selector.register(sock, events, handler)
-        else:
-            self._selector.modify(sock, events, handler)
-        self._watched[sock] = (events, handler)
-
-    def forget(self, sock: socket.socket) -> None:
-        """On the loop's thread: stop watching ``sock`` and close it."""
-        if self._watched.pop(sock, None) is not None:
-            self._selector.unregister(sock)
-        sock.close()
-
-    def _loop(self) -> None:
-        # No time-out: every reason to look again wakes the selector, so idle cables cost no wake-ups.
-        while True:
-            for key, ready in self._selector.select():
-                if key.data is None:
-                    self._run_pending()
-                else:
-                    _safely(key.data, key.fileobj, ready)
-
-    def _run_pending(self) -> None:
-        try:
-            self._wake_r.recv(4096)
-        except BlockingIOError:
-            pass
-        with self._lock:
-            pending, self._pending = self._pending, []
-        for fn in pending:
-            _safely(fn)
-
-
-def _safely(fn, *args) -> None:
-    try:
-        fn(*args)
-    except Exception:  # noqa: BLE001 - one cable's trouble must not cut every other
-        logging.getLogger(__name__).exception("a ZooKeeper cable failed")
 
 
 class PausableProxy:
@@ -124,7 +45,7 @@ class PausableProxy:
         self._listener = socket.create_server((LOOPBACK, 0))
         self._listener.setblocking(False)
         self.port = self._listener.getsockname()[1]
-        self._loop = CableLoop.shared()
+        self._loop = SessionLoop.shared()
         self._peers: dict[socket.socket, socket.socket | None] = {}
         self._unsent: dict[socket.socket, bytearray] = {}
         self._paused = False
