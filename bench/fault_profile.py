@@ -14,11 +14,9 @@ sandboxes and brokers, as ``classroom.py``'s students do) ``--rate`` times a sec
 * ``zk_requests_per_fault``, and by request type and the function that made it
   (``KazooClient._call`` wrapped).
 
-``--pair-with COMMIT`` gives half the sandboxes (``--paired-on`` odd or even) that commit's kazoo
-handler (``backend/zk/handler.py``, loaded beside this tree's as ``zk_round_trip.py`` does) and
-reports each handler's connection threads' CPU per fault of its own sandboxes: both handlers
-under the same load at the same moments, where two runs one after the other on a shared machine
-differ by more than a handler does.
+(It had a ``--pair-with COMMIT`` mode that gave half the sandboxes an older kazoo handler and
+compared their connection threads; since ``backend/zk/session_loop.py`` the lab's sessions have
+no connection thread of their own, and the mode was removed.)
 
 A sampling profiler was not used on purpose: with 2,000+ threads py-spy fell a minute behind and
 counted threads asleep in ``Condition.wait`` as busy (docs/performance.md, issue 14).
@@ -33,7 +31,6 @@ import collections
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -65,40 +62,17 @@ def _cpu_s() -> float:
     return t.user + t.system
 
 
-class _PairedHandlers:
-    """Every sandbox's kazoo clients (brokers' sessions, the observer's) get the handler of
-    :attr:`variant` — set before a sandbox is made or faulted, which makes its sessions there and
-    then — and each connection thread is noted with the handler that started it."""
-
-    def __init__(self, commit: str, into: Path) -> None:
-        from zk_round_trip import handler_of
-
-        from backend.zk import handler, operator, session
-        self.modules = {"head": handler, "paired": handler_of(commit, into)}
-        self.variant = "head"
-        self.threads: dict[int, str] = {}
-        self._patched = (session, operator)
-        for module in self._patched:
-            module.PollingThreadingHandler = self.make
-
-    def make(self):
-        variant, threads = self.variant, self.threads
-
-        class Noting(self.modules[variant].PollingThreadingHandler):
-            def spawn(self, func, *args, **kwargs):
-                thread = super().spawn(func, *args, **kwargs)
-                if getattr(func, "__name__", "") == "zk_loop":
-                    threads[thread.native_id] = variant
-                return thread
-        return Noting()
-
-    def restore(self) -> None:
-        for module in self._patched:
-            module.PollingThreadingHandler = self.modules["head"].PollingThreadingHandler
+def _by_kind(before: dict[int, int], after: dict[int, int], ended: set[int]) -> collections.Counter:
+    """CPU nanoseconds per kind of thread between two snapshots; ``ended``: threads that ended
+    between them, counted up to their end."""
+    by_kind: collections.Counter = collections.Counter()
+    for tid in set(after) | ended:
+        end = after[tid] if tid in after else _ENDED[tid]
+        by_kind[_KIND.get(tid, "main and other threads")] += end - before.get(tid, 0)
+    return by_kind
 
 
-def measure(hosts: str, sandboxes: int, rate: float, seconds: float, pair_with: str | None = None,
-            paired_on: int = 1) -> dict:
+def measure(hosts: str, sandboxes: int, rate: float, seconds: float, idle_seconds: float = 5.0) -> dict:
     from kazoo.client import KazooClient
 
     from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
@@ -120,22 +94,17 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float, pair_with: 
     KazooClient._call = counted_call
     threading.Thread.run = _run_noting_the_end
     clusters = []
-    old_tree = tempfile.TemporaryDirectory()
-    pairs = _PairedHandlers(pair_with, Path(old_tree.name)) if pair_with else None
-    variant_of = lambda sandbox: "paired" if sandbox % 2 == paired_on else "head"  # noqa: E731
-    faults_of = collections.Counter()
     try:
         for i in range(sandboxes):
-            if pairs:
-                pairs.variant = variant_of(i)
             cluster = Cluster(hosts, f"/kclab-bench-profile/{os.getpid()}-{i}",
                               ClusterSpec((0, 1, 2), {"t": TopicSpec(3, 3, None, {})}, {}), f"p-{i}", RecordBus(f"p-{i}"))
             cluster.start()
             clusters.append(cluster)
         time.sleep(3)  # the last start's watches and first fetches settle
-        c0, t0 = _cpu_s(), time.monotonic()
-        time.sleep(5)
+        idle_before, c0, t0 = server_threads.snapshot(), _cpu_s(), time.monotonic()
+        time.sleep(idle_seconds)
         idle_rate = (_cpu_s() - c0) / (time.monotonic() - t0)
+        idle_by_kind = _by_kind(idle_before, server_threads.snapshot(), set())
         running: dict[tuple[int, int], bool] = {}
         before, _ENDED_AT_START = server_threads.snapshot(), set(_ENDED)
         counting.set()
@@ -143,9 +112,6 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float, pair_with: 
         while time.monotonic() < t0 + seconds:
             sandbox, broker = faults % sandboxes, (faults // sandboxes) % 3
             up = running.get((sandbox, broker), True)
-            if pairs:
-                pairs.variant = variant_of(sandbox)
-            faults_of[variant_of(sandbox)] += 1
             apply_fault(clusters[sandbox], "stop_broker" if up else "start_broker", {"broker": broker})
             running[(sandbox, broker)] = not up
             faults += 1
@@ -153,21 +119,12 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float, pair_with: 
         counting.clear()
         after, window = server_threads.snapshot(), time.monotonic() - t0
         spent = _cpu_s() - c0 - idle_rate * window
-        by_kind: collections.Counter = collections.Counter()
-        by_handler: collections.Counter = collections.Counter()
-        for tid in set(after) | (set(_ENDED) - _ENDED_AT_START):
-            end = after[tid] if tid in after else _ENDED[tid]
-            by_kind[_KIND.get(tid, "main and other threads")] += end - before.get(tid, 0)
-            if pairs and tid in pairs.threads:
-                by_handler[pairs.threads[tid]] += end - before.get(tid, 0)
-        paired = {} if not pairs else {"paired_handlers": {
-            "commit": pair_with, "paired_on": "odd" if paired_on else "even",
-            **{f"{v}_conn_ms_per_fault": round(by_handler[v] / 1e6 / faults_of[v], 2) for v in ("head", "paired")},
-            "head/paired": round((by_handler["head"] / faults_of["head"]) / (by_handler["paired"] / faults_of["paired"]), 3),
-        }}
-        return {**paired,
+        by_kind = _by_kind(before, after, set(_ENDED) - _ENDED_AT_START)
+        return {
             "sandboxes": sandboxes, "faults": faults, "cpu_ms_per_fault": round(1000 * spent / faults, 1),
             "idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / sandboxes, 3),
+            "idle_by_thread_kind_pct_of_core_per_sandbox": {
+                k: round(100 * v / 1e9 / idle_seconds / sandboxes, 4) for k, v in idle_by_kind.most_common()},
             "by_thread_kind_ms_per_fault": {k: round(v / 1e6 / faults, 2) for k, v in by_kind.most_common()},
             "zk_requests_per_fault": round(sum(requests.values()) / faults, 1),
             "zk_requests_by_kind_per_fault": {k: round(v / faults, 2) for k, v in requests.most_common(25)},
@@ -175,9 +132,6 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float, pair_with: 
     finally:
         threading.Thread.run = _original_run
         KazooClient._call = original_call
-        if pairs:
-            pairs.restore()
-        old_tree.cleanup()
         for cluster in clusters:
             cluster.close()
 
@@ -187,12 +141,10 @@ def main() -> None:
     parser.add_argument("--sandboxes", type=int, default=10)
     parser.add_argument("--rate", type=float, default=10.0, help="faults a second")
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--idle-seconds", type=float, default=5.0, help="the idle window before the faults")
     parser.add_argument("--zk", help="an existing ZooKeeper (default: one started for the bench)")
-    parser.add_argument("--pair-with", metavar="COMMIT", help="half the sandboxes get this commit's kazoo handler")
-    parser.add_argument("--paired-on", choices=("odd", "even"), default="odd", help="which half (default: odd)")
     args = parser.parse_args()
-    run = lambda hosts: measure(hosts, args.sandboxes, args.rate, args.seconds,  # noqa: E731
-                                args.pair_with, 1 if args.paired_on == "odd" else 0)
+    run = lambda hosts: measure(hosts, args.sandboxes, args.rate, args.seconds, args.idle_seconds)  # noqa: E731
     if args.zk:
         print(json.dumps(run(args.zk), indent=1))
         return
