@@ -20,10 +20,12 @@ drop on an unanswered ping, the host order and the reconnection back-off
 instead of sleeps. What it leaves out the lab does not use: TLS, SASL and digest auth, and
 read-only mode (:func:`use_session_loop` refuses a client that asks for them).
 
-The one rule it adds: code that kazoo runs on its connection thread — connection listeners,
-and the ``rawlink`` callbacks of a stopped client's requests — now runs on the loop that every
-session shares, so it must not wait for ZooKeeper. kazoo already asks that of listeners; the
-lab's listeners only put events on queues.
+The one rule it adds: what kazoo runs on its connection thread while a session lives —
+listeners told of ``SUSPENDED`` and ``CONNECTED``, the ``rawlink`` callbacks of answers when the
+client's handler is stopped — now runs on the loop that every session shares, so it must not
+wait (the lab's listeners only put events on queues). The end of a session (``LOST``: expired or
+closed) is told on a thread of its own, where a listener may wait as on kazoo's thread, holding
+up its own session alone (:meth:`LoopConnection._session_ended`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from kazoo import retry as kazoo_retry
-from kazoo.client import KazooClient
+from kazoo.client import CLOSED_STATES, KazooClient
 from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionExpiredError
 from kazoo.loggingsupport import BLATHER
 from kazoo.protocol.connection import (AUTH_XID, CLOSE_RESPONSE, PING_XID, WATCH_XID, ConnectionHandler,
@@ -258,8 +260,8 @@ class _LoopWake:
 
 
 # The phases of one connection.
-STOPPED, WAITING, RESOLVING, TCP_CONNECTING, HANDSHAKE, CONNECTED = (
-    "stopped", "waiting", "resolving", "tcp-connecting", "handshake", "connected")
+STOPPED, WAITING, RESOLVING, TCP_CONNECTING, HANDSHAKE, CONNECTED, LISTENING = (
+    "stopped", "waiting", "resolving", "tcp-connecting", "handshake", "connected", "listening")
 
 
 def _is_address(host: str) -> bool:
@@ -281,6 +283,8 @@ class LoopConnection(ConnectionHandler):
         self.phase = STOPPED
         self.timer_token: int | None = None
         self._running = False
+        self._telling: threading.Thread | None = None
+        """The thread telling the client its session ended (:meth:`_session_ended`), if any."""
         self._retry = None
         self._hosts: list[tuple[str, str, int]] = []
         self._round_id = 0
@@ -308,8 +312,13 @@ class LoopConnection(ConnectionHandler):
         self.loop.call(lambda: self.guarded(self._begin))
 
     def stop(self, timeout=None) -> bool:
+        """kazoo's: wait for the connection to stop, then for what it is still telling the
+        client (kazoo joins its thread, which tells the client last)."""
         self.connection_stopped.wait(timeout)
         if self.connection_stopped.is_set():
+            telling = self._telling
+            if telling is not None and telling is not threading.current_thread():
+                telling.join()
             self._running = False
         return self.connection_stopped.is_set()
 
@@ -546,7 +555,6 @@ class LoopConnection(ConnectionHandler):
                 self._connected(frame)
             elif self._answer(frame) is CLOSE_RESPONSE:
                 self.logger.info("Closing connection to %s:%s", *self._peer)
-                self.client._session_callback(KeeperState.CLOSED)
                 return self._finish()
         del inbox[:start]
 
@@ -584,20 +592,50 @@ class LoopConnection(ConnectionHandler):
         self._next_host()
 
     def _expired(self) -> None:
-        """ZooKeeper answered that the session expired: say so; the next host gets a new one."""
+        """ZooKeeper answered that the session expired: say so (off the loop, see
+        :meth:`_session_ended`); when the listeners are done, the next host gets a new session."""
         self._close_socket()
         self._retry.reset()
         self.logger.warning("Session has expired")
-        self.client._session_callback(KeeperState.EXPIRED_SESSION)
-        self._next_host()
+        self.phase = LISTENING
+        self._session_ended(KeeperState.EXPIRED_SESSION, then=lambda: self.loop.call(
+            lambda: self.guarded(self._next_host)))
 
     def _finish(self) -> None:
-        """``zk_loop``'s end: the connection has stopped, the client is closed."""
+        """``zk_loop``'s end: the connection has stopped, the client is closed (its listeners
+        told off the loop; ``stop()`` waits for them, as kazoo's joins its thread)."""
         self._close_socket()
         self.phase = STOPPED
+        self._session_ended(KeeperState.CLOSED, then=lambda: None)  # its thread is known before stop() looks
         self.connection_stopped.set()
-        self.client._session_callback(KeeperState.CLOSED)
         self.logger.log(BLATHER, "Connection stopped")
+
+    def _session_ended(self, state: str, then: Callable[[], None]) -> None:
+        """Tell the client its session ended, on a thread of its own, then ``then()``.
+
+        A session's end is where a listener may wait: a broker's waits until its controller has
+        taken ``Expire`` (Kafka's ``beforeInitializingSession``, run on its
+        ``zk-session-expiry-handler`` thread, up to 30 s here) before the broker gets a new
+        session. On kazoo's thread that held up this session alone; on the loop it would hold up
+        every session of the process, and the controller it waits for may itself be waiting for
+        an answer the loop must read. So this connection waits (no new session before the
+        listeners return, as with kazoo) and the loop goes on. Nothing to tell when the client
+        already knows (kazoo ignores a state it is in), so most closes start no thread."""
+        if self.client._state == state or (state == KeeperState.CLOSED and self.client._state in CLOSED_STATES):
+            self.client._session_callback(state)  # a no-op, or as good as one: the client already said LOST
+            then()
+            return
+
+        def tell() -> None:
+            try:
+                self.client._session_callback(state)
+            except Exception:  # noqa: BLE001 - as on kazoo's thread: say so, and the connection goes on
+                self.logger.exception("Unhandled exception in a session's end")
+            finally:
+                then()
+        telling = threading.Thread(target=tell, name="zk-session-expiry-handler", daemon=True)
+        telling.start()
+        self._telling = telling
 
 
 def use_session_loop(client: KazooClient) -> KazooClient:

@@ -222,3 +222,44 @@ def test_a_ping_falls_in_kazoos_jitter_window_on_a_mark_other_sessions_share():
         times.append(at)
     assert len(set(round(t, 6) for t in times)) <= 400 * 0.0137 / PING_GRID_S + 2, "sessions share marks"
     assert ping_time(0.0, read_timeout, now=50.0) == 50.0 + 0.01, "never in the past: at once, as kazoo"
+
+
+def test_a_listener_that_waits_at_a_sessions_end_holds_up_that_session_alone(make, zk_hosts, chroot):
+    """A broker's listener waits at an expiry until its controller has taken ``Expire``. Its own
+    session gets no new one meanwhile (as when kazoo's thread was blocked); every other session
+    goes on."""
+    waiting = make().start()
+    other = make().start()
+    release, entered = threading.Event(), threading.Event()
+
+    def wait_at_the_end(state) -> None:
+        if state == KazooState.LOST and not release.is_set():
+            entered.set()
+            release.wait(30)
+    waiting.client.add_listener(wait_at_the_end)
+    old = waiting.client.client_id
+    hijacker = KazooClient(hosts=zk_hosts + chroot, client_id=old)
+    hijacker.start(timeout=10)
+    close_client(hijacker)
+    try:
+        assert entered.wait(15), "the expiry reached the listener"
+        for i in range(5):  # answered while the listener waits (its 30 s would fail the wait)
+            assert other.client.create_async(f"/meanwhile-{i}", b"").get(timeout=10) == f"/meanwhile-{i}"
+        assert not waiting.client.connected, "no new session before its listeners are done"
+    finally:
+        release.set()
+    wait_until(lambda: waiting.client.connected, timeout=15, message="a new session after the listener")
+    assert waiting.client.client_id[0] != old[0]
+
+
+def test_stop_returns_after_the_listeners_heard_the_end(make):
+    listened = make().start()
+    heard_lost = threading.Event()
+
+    def slow(state) -> None:
+        if state == KazooState.LOST:
+            threading.Event().wait(0.3)  # a listener that takes a while
+            heard_lost.set()
+    listened.client.add_listener(slow)
+    listened.client.stop()
+    assert heard_lost.is_set(), "kazoo's stop() joins the thread that tells the listeners"
