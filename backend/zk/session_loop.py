@@ -14,8 +14,7 @@ What goes over the wire, and when, is kazoo's: :class:`LoopConnection` is kazoo'
 handshake are serialised by kazoo's own ``_submit``; answers, watch events and the close are
 read by kazoo's own ``_read_response`` and ``_read_watch_event``; the client sees the same
 state changes in the same order; the ping deadline (half the read time-out less 10–400 ms of
-jitter — here the 100 ms mark in that window that many sessions share, :func:`ping_time`), the
-drop on an unanswered ping, the host order and the reconnection back-off
+jitter), the drop on an unanswered ping, the host order and the reconnection back-off
 (``KazooRetry``'s delay, jitter, back-off and limits) are kazoo's arithmetic, run on timers
 instead of sleeps. What it leaves out the lab does not use: TLS, SASL and digest auth, and
 read-only mode (:func:`use_session_loop` refuses a client that asks for them).
@@ -35,7 +34,6 @@ import heapq
 import ipaddress
 import itertools
 import logging
-import math
 import os
 import selectors
 import socket
@@ -48,6 +46,7 @@ from kazoo import retry as kazoo_retry
 from kazoo.client import CLOSED_STATES, KazooClient
 from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionExpiredError
 from kazoo.loggingsupport import BLATHER
+from kazoo.protocol import connection as kazoo_connection
 from kazoo.protocol.connection import (AUTH_XID, CLOSE_RESPONSE, PING_XID, WATCH_XID, ConnectionHandler,
                                        _CONNECTION_DROP, _SESSION_EXPIRED)
 from kazoo.protocol.serialization import Auth, Connect, ReplyHeader, int_struct
@@ -57,25 +56,6 @@ from backend.zk.handler import PollingThreadingHandler, _WakeSocket
 
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 RECV_BYTES = 256 * 1024
-
-PING_JITTER_S = (0.01, 0.40)
-"""kazoo pings when half the read time-out has passed since it last sent, less a jitter drawn
-from 10 to 400 ms (``randint(1, 40) / 100`` on every turn of its loop)."""
-PING_GRID_S = 0.1
-"""Pings go out on the latest multiple of this (of the monotonic clock) inside kazoo's window."""
-
-
-def ping_time(last_send: float, read_timeout: float, now: float) -> float:
-    """When to ping: kazoo's window is ``last_send + read_timeout / 2`` less 10–400 ms; this is
-    the latest multiple of :data:`PING_GRID_S` in it (the window is wider than the grid, so there
-    always is one). A time kazoo's jitter could have drawn, and the same for every session whose
-    window holds it: the loop sends the pings of many sessions in one wake-up, and their answers
-    come back together, where drawn at random each ping costs the loop two wake-ups of its own
-    (docs/performance.md, the eighteenth round). Never earlier than ``now`` plus the least jitter,
-    as kazoo's ``max(deadline - now, jitter)`` wait."""
-    latest = last_send + read_timeout / 2.0 - PING_JITTER_S[0]
-    on_grid = math.floor(latest / PING_GRID_S) * PING_GRID_S
-    return max(on_grid, now + PING_JITTER_S[0])
 
 
 class SessionLoop:
@@ -503,7 +483,9 @@ class LoopConnection(ConnectionHandler):
         self._send_queued()
 
     def _set_ping_timer(self) -> None:
-        self.loop.set_timer(self, ping_time(self._last_send, self._read_timeout, time.monotonic()))
+        jitter = kazoo_connection.random.randint(1, 40) / 100.0
+        deadline = self._last_send + self._read_timeout / 2.0 - jitter
+        self.loop.set_timer(self, max(deadline, time.monotonic() + jitter))
 
     def _send_queued(self) -> None:
         """kazoo's ``_send_request``, for everything queued at once: one wake-up sends them all."""

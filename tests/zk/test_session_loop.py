@@ -13,7 +13,7 @@ from kazoo.exceptions import ConnectionClosedError, NoNodeError
 
 from backend.runtime.broker.network import BrokerNetwork
 from backend.zk.handler import PollingThreadingHandler, deferred_wakeups
-from backend.zk.session_loop import PING_GRID_S, LoopConnection, SessionLoop, ping_time, use_session_loop
+from backend.zk.session_loop import LoopConnection, SessionLoop, use_session_loop
 from tests.support import close_client, wait_until
 
 
@@ -208,20 +208,6 @@ def test_a_host_given_by_name_is_resolved_off_the_loop(make, zk_hosts, chroot):
     listened.start()
     assert listened.client.exists("/") is not None
     assert resolved_on and all(name.startswith("zk-resolve") for name in resolved_on)
-
-
-def test_a_ping_falls_in_kazoos_jitter_window_on_a_mark_other_sessions_share():
-    read_timeout = 8.0 * 2 / 3
-    times = []
-    for i in range(400):
-        last_send = 1000.0 + i * 0.0137
-        at = ping_time(last_send, read_timeout, now=last_send)
-        earliest, latest = last_send + read_timeout / 2 - 0.40, last_send + read_timeout / 2 - 0.01
-        assert earliest <= at <= latest + 1e-9, "a time kazoo's own jitter could have drawn"
-        assert abs(at / PING_GRID_S - round(at / PING_GRID_S)) < 1e-6, "on the grid"
-        times.append(at)
-    assert len(set(round(t, 6) for t in times)) <= 400 * 0.0137 / PING_GRID_S + 2, "sessions share marks"
-    assert ping_time(0.0, read_timeout, now=50.0) == 50.0 + 0.01, "never in the past: at once, as kazoo"
 
 
 def test_a_listener_that_waits_at_a_sessions_end_holds_up_that_session_alone(make, zk_hosts, chroot):
