@@ -2,7 +2,9 @@
 
 A broker talks to ZooKeeper through its own cable (``connect`` names the broker's proxies plus
 the cluster's chroot). Its session state changes reach the broker as :class:`SessionState`
-values on kazoo's thread, where only events may be put. The session ends in one of two ways:
+values on the thread every session of the process shares (``session_loop.py``), where only
+events may be put; the session's end (``LOST``) comes on a thread of its own, where the broker
+may wait for its controller to take ``Expire``. The session ends in one of two ways:
 
 * :meth:`ZkSession.close` — the process closes its connection (a clean stop, or a crash whose
   TCP connection the OS then closes): ZooKeeper deletes its ephemeral znodes at once;

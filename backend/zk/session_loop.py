@@ -7,7 +7,9 @@ through the interpreter lock; after any stall of a second, hundreds of them are 
 and queue for the lock, the herd that stopped one worker at 200 sandboxes
 (docs/performance.md, the seventeenth round named it). Here one thread (:class:`SessionLoop`)
 serves every session of the process from one selector: a ping, a request or an answer is work
-on that thread, not a thread of its own to wake.
+on that thread, not a thread of its own to wake. The brokers' cables (the pausable proxies of
+``backend/runtime/broker/network.py``) run on the same selector (:meth:`SessionLoop.watch`), so
+a broker's request is sent, forwarded and answered without a hand-off between threads.
 
 What goes over the wire, and when, is kazoo's: :class:`LoopConnection` is kazoo's
 ``ConnectionHandler`` with its blocking loop turned inside out. Requests, pings and the

@@ -15,9 +15,9 @@ which sleeps until bytes, a connection, a timer or a call arrive. A thread per c
 a sandbox of three brokers three threads that do nothing but wait, and a thread of its own for
 all of them would still be woken twice per ping, once each way; on the sessions' thread, a
 broker's ping is sent, forwarded and answered without a hand-off between threads. Because one
-thread serves every cable and session, none of them may block it: bytes a peer cannot take at once wait in
-the proxy until it can, and meanwhile the proxy reads nothing more for it (the back-pressure a
-thread blocked in ``sendall`` gave, and no unbounded buffer). Nor may it wait on a name
+thread serves every cable and session, none of them may block it: bytes a peer cannot take at
+once wait in the proxy until it can, and meanwhile the proxy reads nothing more for it (the
+back-pressure a thread blocked in ``sendall`` gave, and no unbounded buffer). Nor may it wait on a name
 resolver: each proxy resolves its ZooKeeper server's address once, on the thread that makes it,
 and the loop only ever connects to that address.
 """
