@@ -288,7 +288,7 @@ class SimulatedBroker:
         self.gate.set()
         self.data.wake()  # its replica thread's round waits for this (it has no thread of its own to block)
 
-    # -- ZooKeeper session events (the sessions' loop: only put events; LOST on a thread of its own) --
+    # -- ZooKeeper session events (the sessions' loop: only put events; LOST: a thread of its own)
     def _on_session_state(self, state: SessionState) -> None:
         if self.status not in ("running", "paused", "shutting_down") or self.controller is None:
             return
