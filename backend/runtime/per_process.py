@@ -2,7 +2,7 @@
 
 The process's replica scheduler (``broker/replica_scheduler.py``) serves every sandbox of the
 process from a thread or two. (The loop of every ZooKeeper session and cable,
-``backend/zk/session_loop.py``, keeps the same rule itself: ``backend/zk`` sits below the
+``backend/zk/io_loop.py``, keeps the same rule itself: ``backend/zk`` sits below the
 runtime and cannot import it.) A forked child (a scale-out worker) inherits the parent's object but not its threads, so the
 instance is made again the first time the child asks for it.
 """

@@ -13,7 +13,8 @@ from kazoo.exceptions import ConnectionClosedError, NoNodeError
 
 from backend.runtime.broker.network import BrokerNetwork
 from backend.zk.handler import PollingThreadingHandler, deferred_wakeups
-from backend.zk.session_loop import LoopConnection, SessionLoop, use_session_loop
+from backend.zk.io_loop import SessionLoop
+from backend.zk.session_loop import LoopConnection, use_session_loop
 from tests.support import close_client, wait_until
 
 

@@ -10,7 +10,7 @@ connections; kazoo reconnects, hears that its session expired, and starts a new 
 moment a zombie learns it is one.
 
 Every cable of the process is served by one thread, the one that also serves every ZooKeeper
-session of the process (``backend/zk/session_loop.py``): a selector over all their sockets,
+session of the process (``backend/zk/io_loop.py``): a selector over all their sockets,
 which sleeps until bytes, a connection, a timer or a call arrive. A thread per cable would cost
 a sandbox of three brokers three threads that do nothing but wait, and a thread of its own for
 all of them would still be woken twice per ping, once each way; on the sessions' thread, a
@@ -29,7 +29,7 @@ import socket
 import threading
 
 from backend.zk.paths import zk_servers
-from backend.zk.session_loop import SessionLoop
+from backend.zk.io_loop import SessionLoop
 
 LOOPBACK = "127.0.0.1"
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
