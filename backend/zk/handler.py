@@ -71,8 +71,14 @@ class PollingThreadingHandler(SequentialThreadingHandler):
         """kazoo's pair (read end, write end), the write end wrapped in a :class:`_WakeSocket`.
         One handler serves one client; a restarted connection gets a new pair."""
         read_end, write_end = super().create_socket_pair()
-        self._wake = _WakeSocket(write_end, self._deferring)
-        return read_end, self._wake
+        return read_end, self.deferrable(write_end)
+
+    def deferrable(self, wake) -> _WakeSocket:
+        """``wake`` (what kazoo's client writes its wake-up bytes to) behind this handler's
+        :meth:`deferred_wakeups`: kazoo's own socket pair, or the shared session loop's wake
+        (``backend/zk/session_loop.py``)."""
+        self._wake = _WakeSocket(wake, self._deferring)
+        return self._wake
 
     @contextmanager
     def deferred_wakeups(self) -> Iterator[Callable[[], None]]:

@@ -49,7 +49,7 @@ from kazoo.protocol.connection import (AUTH_XID, CLOSE_RESPONSE, PING_XID, WATCH
 from kazoo.protocol.serialization import Auth, Connect, ReplyHeader, int_struct
 from kazoo.protocol.states import KeeperState
 
-from backend.zk.handler import PollingThreadingHandler, _WakeSocket
+from backend.zk.handler import PollingThreadingHandler
 from backend.zk.io_loop import READ, WRITE, SessionLoop
 
 RECV_BYTES = 256 * 1024
@@ -116,7 +116,7 @@ class LoopConnection(ConnectionHandler):
             wake = _LoopWake(self)
             handler = self.handler
             if isinstance(handler, PollingThreadingHandler):  # its deferred wake-ups hold ours back
-                wake = handler._wake = _WakeSocket(wake, handler._deferring)
+                wake = handler.deferrable(wake)
             self._write_sock, self._read_sock = wake, None
             self.connection_closed.clear()
         if self._running:
