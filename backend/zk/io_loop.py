@@ -1,11 +1,10 @@
-"""The process's one thread for its ZooKeeper traffic, shared by every session and cable.
+"""The process's one thread for its ZooKeeper traffic, shared by every session.
 
-Every broker's and operator's ZooKeeper session (``session_loop.py``) and every broker's
-pausable cable (``backend/runtime/broker/network.py``) is served by the one thread this module
-starts: a selector over all their sockets, a heap of the sessions' timers (pings, connection
-time-outs, reconnection waits), and calls that other threads hand it. Nothing it runs may block:
-every session and cable of the process waits while it does. Name lookups, which may, go to a
-small pool beside it (:meth:`SessionLoop.resolve`).
+Every broker's and operator's ZooKeeper session (``session_loop.py``; a broker's through its
+cable, ``cable.py``) is served by the one thread this module starts: a selector over all their
+sockets, a heap of the sessions' timers (pings, connection time-outs, reconnection waits), and
+calls that other threads hand it. Nothing it runs may block: every session of the process waits
+while it does. Name lookups, which may, go to a small pool beside it (:meth:`SessionLoop.resolve`).
 
 ``backend/zk`` sits below the runtime, so the one-per-process rule is kept here rather than by
 ``backend/runtime/per_process.py``, which says the same.
@@ -42,7 +41,7 @@ class Owner(Protocol):
 
 class SessionLoop:
     """The process's one thread for its ZooKeeper traffic: a selector over the sockets of every
-    session and cable, a heap of the sessions' timers, and calls from other threads. Other threads
+    session, a heap of the sessions' timers, and calls from other threads. Other threads
     reach it only through :meth:`call` and :meth:`wake`; sockets and timers are touched on the
     loop's thread alone."""
 
@@ -122,7 +121,7 @@ class SessionLoop:
     # -- on the loop's thread ----------------------------------------------------------------
     def watch(self, sock: socket.socket, events: int, handler: Callable[[socket.socket, int], None]) -> None:
         """``handler(sock, ready)`` when ``sock`` is ready for ``events`` (0: not watched for
-        now). The handler must never block: every session and cable of the process waits."""
+        now). The handler must never block: every session of the process waits."""
         if sock.fileno() < 0:
             return
         now = self._watched.get(sock)
@@ -200,5 +199,5 @@ class SessionLoop:
 def _safely(fn: Callable, *args) -> None:
     try:
         fn(*args)
-    except Exception:  # noqa: BLE001 - one session's or cable's trouble must not stop every other
+    except Exception:  # noqa: BLE001 - one session's trouble must not stop every other
         logging.getLogger(__name__).exception("a step on the ZooKeeper loop failed")

@@ -1,7 +1,6 @@
 """One broker's ZooKeeper session (Kafka's ``ZooKeeperClient``): connect, watch its state, end it.
 
-A broker talks to ZooKeeper through its own cable (``connect`` names the broker's proxies plus
-the cluster's chroot). Its session state changes reach the broker as :class:`SessionState`
+A broker talks to ZooKeeper through its own cable (``cable.py``), which a fault can pause or cut. Its session state changes reach the broker as :class:`SessionState`
 values on the thread every session of the process shares (``session_loop.py``), where only
 events may be put; the session's end (``LOST``) comes on a thread of its own, where the broker
 may wait for its controller to take ``Expire``. The session ends in one of two ways:
@@ -12,8 +11,8 @@ may wait for its controller to take ``Expire``. The session ends in one of two w
   attaches to the session and closes it (kazoo's own test helper only fakes this on the client
   side). The broker learns it when it next hears from ZooKeeper.
 
-A process that simply stops answering (a pause) needs neither: its session runs out after the
-session timeout, which is the broker's network cable's business (``backend.runtime.broker.network``).
+A process that simply stops answering (a pause) or dies (a crash) needs neither: its session
+runs out after the session timeout, which is the broker's cable's business (``cable.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from typing import Callable
 from kazoo.client import KazooClient, KazooState
 from kazoo.retry import KazooRetry
 
+from backend.zk.cable import Cable
 from backend.zk.client import KafkaZkClient
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.session_loop import use_session_loop
@@ -33,11 +33,12 @@ START_TIMEOUT_S = 15
 
 
 class ZkSession:
-    def __init__(self, connect: str, timeout_ms: int, on_state: Callable[[SessionState], None]) -> None:
+    def __init__(self, connect: str, timeout_ms: int, on_state: Callable[[SessionState], None],
+                 cable: Cable | None = None) -> None:
         # Retry connecting for ever, and soon: a paused broker must notice at once when it wakes.
         retry = KazooRetry(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5, max_jitter=0.1)
         self._client = use_session_loop(KazooClient(hosts=connect, timeout=timeout_ms / 1000, connection_retry=retry,
-                                                    handler=PollingThreadingHandler()))
+                                                    handler=PollingThreadingHandler()), cable=cable)
         self._client.add_listener(lambda state: on_state(session_state(state)))
 
     def start(self, multi_read: bool) -> KafkaZkClient:

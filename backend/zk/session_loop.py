@@ -7,9 +7,9 @@ through the interpreter lock; after any stall of a second, hundreds of them are 
 and queue for the lock, the herd that stopped one worker at 200 sandboxes
 (docs/performance.md, the seventeenth round named it). Here one thread (``io_loop.SessionLoop``)
 serves every session of the process from one selector: a ping, a request or an answer is work
-on that thread, not a thread of its own to wake. The brokers' cables (the pausable proxies of
-``backend/runtime/broker/network.py``) run on the same selector (:meth:`SessionLoop.watch`), so
-a broker's request is sent, forwarded and answered without a hand-off between threads.
+on that thread, not a thread of its own to wake. A broker's cable (``cable.py``: paused, its
+traffic blackholed; cut, refused) is a state of its connection here, not a proxy in between:
+a request crosses no second socket.
 
 What goes over the wire, and when, is kazoo's: :class:`LoopConnection` is kazoo's
 ``ConnectionHandler`` with its blocking loop turned inside out. Requests, pings and the
@@ -49,6 +49,7 @@ from kazoo.protocol.connection import (AUTH_XID, CLOSE_RESPONSE, PING_XID, WATCH
 from kazoo.protocol.serialization import Auth, Connect, ReplyHeader, int_struct
 from kazoo.protocol.states import KeeperState
 
+from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.io_loop import READ, WRITE, SessionLoop
 
@@ -91,9 +92,11 @@ class LoopConnection(ConnectionHandler):
     changes and clocks as its ``zk_loop`` (see the module's docstring), as steps the loop runs
     when a socket is ready, a request is queued or a timer is due."""
 
-    def __init__(self, client: KazooClient, retry_sleeper, logger=None) -> None:
+    def __init__(self, client: KazooClient, retry_sleeper, logger=None, cable: Cable | None = None) -> None:
         super().__init__(client, retry_sleeper, logger=logger)
         self.loop = SessionLoop.shared()
+        self.cable = cable or Cable()
+        """The broker's cable (``cable.py``): paused, the traffic is blackholed; cut, refused."""
         self.phase = STOPPED
         self.timer_token: int | None = None
         self._running = False
@@ -139,6 +142,16 @@ class LoopConnection(ConnectionHandler):
     def _write(self, msg, timeout) -> None:
         """kazoo's ``_submit`` ends here: the bytes wait in the outbox for :meth:`_flush`."""
         self._outbox += msg
+
+    def on_cable_changed(self, done: threading.Event | None) -> None:
+        """The cable was resumed or cut: a connection it held is closed under the client, which
+        reads the end of it (kazoo's ``socket connection broken``) and dials again."""
+        def hang_up() -> None:
+            if self.phase in (TCP_CONNECTING, HANDSHAKE, CONNECTED):
+                self.guarded(self._hung_up)
+            if done is not None:
+                done.set()
+        self.loop.call(hang_up)
 
     # -- on the loop's thread -----------------------------------------------------------------
     def guarded(self, step: Callable, *args) -> None:
@@ -213,6 +226,12 @@ class LoopConnection(ConnectionHandler):
         self._xid = 0
         self._peer = (host, port)
         self.logger.info("Connecting to %s(%s):%s, use_ssl: %r", host, hostip, port, client.use_ssl)
+        if self.cable.cut:
+            raise ConnectionDropped("socket connection error: Connection refused")
+        if self.cable.paused:  # the dial goes through and the handshake is never answered
+            self.phase = HANDSHAKE
+            self.loop.set_timer(self, time.monotonic() + client._session_timeout / 1000.0 / self._host_count)
+            return
         family = socket.AF_INET6 if ":" in hostip else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setblocking(False)
@@ -351,6 +370,8 @@ class LoopConnection(ConnectionHandler):
             self._set_ping_timer()
 
     def _flush(self) -> None:
+        if self.cable.paused:
+            self._outbox.clear()  # blackholed
         if self._outbox:
             try:
                 sent = self._socket.send(self._outbox)
@@ -363,6 +384,8 @@ class LoopConnection(ConnectionHandler):
         chunk = self._socket.recv(RECV_BYTES)
         if not chunk:
             raise ConnectionDropped("socket connection broken")
+        if self.cable.paused:
+            return  # blackholed: only the connection's end gets through
         inbox = self._inbox
         inbox += chunk
         start = 0
@@ -397,6 +420,9 @@ class LoopConnection(ConnectionHandler):
         else:
             return self._read_response(header, frame, offset)
         return None
+
+    def _hung_up(self) -> None:
+        raise ConnectionDropped("socket connection broken")
 
     def _close_socket(self) -> None:
         self.loop.cancel_timer(self)
@@ -459,10 +485,13 @@ class LoopConnection(ConnectionHandler):
         self._telling = telling
 
 
-def use_session_loop(client: KazooClient) -> KazooClient:
+def use_session_loop(client: KazooClient, cable: Cable | None = None) -> KazooClient:
     """Serve ``client``'s connection from the process's :class:`SessionLoop` instead of a thread of
-    its own. Call before ``start()``. Refuses what :class:`LoopConnection` does not do."""
+    its own, through ``cable`` when given (a broker's). Call before ``start()``. Refuses what
+    :class:`LoopConnection` does not do."""
     if client.use_ssl or client.auth_data or client.read_only or client._connection.sasl_options is not None:
         raise ValueError("the session loop does not do TLS, auth or read-only sessions")
-    client._connection = LoopConnection(client, client._conn_retry.copy(), logger=client.logger)
+    client._connection = LoopConnection(client, client._conn_retry.copy(), logger=client.logger, cable=cable)
+    if cable is not None:
+        cable.attach(client._connection)
     return client

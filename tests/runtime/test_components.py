@@ -1,18 +1,14 @@
-"""The runtime's parts on their own: the event queue, the pausable cable, the record bus and the
-replay log (the heap's freezing: ``test_heap.py``)."""
+"""The runtime's parts on their own: the event queue, the record bus and the replay log (the
+heap's freezing: ``test_heap.py``; the broker's cable: ``tests/zk/test_cable.py``)."""
 
 from __future__ import annotations
 
 import json
-import socket
 import threading
-
-from kazoo.client import KazooClient, KazooState
 
 from backend.core.controller import events as ev
 from backend.core.records import Record, SessionHeader
 from backend.runtime.controller.event_manager import ControllerEventManager
-from backend.runtime.broker.network import BrokerNetwork
 from backend.runtime.record_bus import RecordBus
 from backend.runtime.replay import ReplayWriter, read_replay
 from tests.support import wait_until
@@ -74,95 +70,6 @@ def test_an_event_that_arrives_while_the_broker_is_frozen_can_still_be_preempted
     manager.close()  # a broker shut down while frozen: its waiting event is dropped, and says why
     [dropped] = [r for r in bus.since(0) if r.to_state == "preempted" and r.op == "TopicChange"]
     assert "shutting down" in dropped.note
-
-
-def test_pausing_the_cable_expires_the_session_and_resuming_reconnects(zk_hosts, chroot):
-    network = BrokerNetwork(zk_hosts)
-    states = []
-    client = KazooClient(hosts=network.hosts + chroot, timeout=1.0)
-    client.add_listener(states.append)
-    client.start(timeout=10)
-    client.create("/eph", b"x", ephemeral=True)
-    observer = KazooClient(hosts=zk_hosts + chroot)
-    observer.start(timeout=10)
-    try:
-        network.pause()
-        wait_until(lambda: observer.exists("/eph") is None, 10, "the frozen client's session to expire")
-        assert client.state != KazooState.CONNECTED
-        network.resume()
-        wait_until(lambda: client.state == KazooState.CONNECTED, 15, "the client to reconnect")
-        assert KazooState.LOST in states  # it learns on waking that its session is gone
-    finally:
-        for c in (client, observer):
-            c.stop()
-            c.close()
-        network.close()
-
-
-def test_every_cable_of_the_process_is_one_thread_and_a_stuck_peer_holds_up_no_other(zk_hosts, chroot):
-    """One selector thread serves every broker's cable; a ZooKeeper server that stops reading
-    fills only its own cable's buffer, and a paused cable freezes only its own client."""
-    stuck_server = socket.create_server(("127.0.0.1", 0))
-    networks = [BrokerNetwork(f"127.0.0.1:{stuck_server.getsockname()[1]}"), BrokerNetwork(zk_hosts),
-                BrokerNetwork(zk_hosts)]
-    names = [t.name for t in threading.enumerate()]
-    assert names.count("zk-sessions") == 1 and not [n for n in names if n.startswith(("zk-proxy", "zk-cables"))]
-    writer = socket.create_connection(("127.0.0.1", networks[0].proxies[0].port))
-    writer.setblocking(False)
-    accepted, _ = stuck_server.accept()  # the "server" that takes the connection and never reads
-    proxy, clients = networks[0].proxies[0], []
-
-    def fill():
-        try:
-            writer.send(b"x" * 65536)
-        except BlockingIOError:
-            pass
-        return proxy._unsent  # the server took what its buffers hold: the rest waits in the proxy
-
-    try:
-        wait_until(fill, 20, "the stuck server's cable to back up")
-        held = sum(len(b) for b in proxy._unsent.values())
-        for network in networks[1:]:
-            client = KazooClient(hosts=network.hosts + chroot, timeout=2.0)
-            client.start(timeout=10)
-            clients.append(client)
-        clients[0].create("/a", b"x", ephemeral=True)
-        networks[2].pause()
-        wait_until(lambda: clients[1].state != KazooState.CONNECTED, 10, "the paused cable's client to lose ZooKeeper")
-        assert clients[0].get("/a")[0] == b"x"  # the other cable still carries its requests
-        fill()
-        assert sum(len(b) for b in proxy._unsent.values()) == held  # it reads no more while it owes
-    finally:
-        for client in clients:
-            client.stop()
-            client.close()
-        for sock in (writer, accepted, stuck_server):
-            sock.close()
-        for network in networks:
-            network.close()
-
-
-def test_the_cable_thread_never_resolves_a_name(monkeypatch):
-    """The upstream's address is resolved once, when the proxy is made, on the caller's thread:
-    a slow resolver on the shared loop would stall every broker's cable in the process."""
-    server = socket.create_server(("127.0.0.1", 0))
-    resolved_on, resolve = [], socket.getaddrinfo
-    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: resolved_on.append(threading.current_thread().name)
-                        or resolve(*a, **k))
-    network = BrokerNetwork(f"localhost:{server.getsockname()[1]}")
-    assert resolved_on == [threading.current_thread().name]
-    clients, accepted = [], []
-    try:
-        for _ in range(2):
-            clients.append(socket.create_connection(("127.0.0.1", network.proxies[0].port)))
-            accepted.append(server.accept()[0])  # the proxy connected on through to the server
-        accepted[1].sendall(b"pong")
-        assert clients[1].recv(4) == b"pong"
-        assert "zk-sessions" not in resolved_on
-    finally:
-        for sock in (*clients, *accepted, server):
-            sock.close()
-        network.close()
 
 
 def test_bus_stamps_dense_seq_and_late_subscribers_catch_up_without_gaps():

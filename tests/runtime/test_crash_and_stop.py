@@ -91,7 +91,7 @@ def test_a_start_that_zookeeper_does_not_answer_gives_up_and_leaves_the_broker_d
     create = KafkaZkClient.create_top_level_paths
 
     def silenced_then_create(self):
-        broker.network.pause()  # ZooKeeper hears nothing more from this session
+        broker.cable.pause()  # ZooKeeper hears nothing more from this session
         wait_until(lambda: self.zk.state != "CONNECTED", 10, "kazoo to notice its connection is gone")
         return create(self)  # kazoo keeps these requests until it is connected again, which it never is
 

@@ -11,48 +11,10 @@ import pytest
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import ConnectionClosedError, NoNodeError
 
-from backend.runtime.broker.network import BrokerNetwork
-from backend.zk.handler import PollingThreadingHandler, deferred_wakeups
+from backend.zk.handler import deferred_wakeups
 from backend.zk.io_loop import SessionLoop
 from backend.zk.session_loop import LoopConnection, use_session_loop
 from tests.support import close_client, wait_until
-
-
-class Listened:
-    """A client on the loop and the states its listener heard (on the loop's thread)."""
-
-    def __init__(self, hosts: str, **kwargs) -> None:
-        self.client = use_session_loop(KazooClient(hosts=hosts, handler=PollingThreadingHandler(), **kwargs))
-        self.states: list[KazooState] = []
-        self._lock = threading.Lock()
-        self.client.add_listener(self._heard)
-
-    def _heard(self, state) -> None:
-        with self._lock:
-            self.states.append(state)
-
-    def heard(self, state) -> int:
-        with self._lock:
-            return self.states.count(state)
-
-    def start(self) -> Listened:
-        self.client.start(timeout=15)
-        return self
-
-    def close(self) -> None:
-        close_client(self.client)
-
-
-@pytest.fixture
-def make(zk_hosts, chroot):
-    made: list[Listened] = []
-
-    def client(hosts: str | None = None, **kwargs) -> Listened:
-        made.append(Listened(hosts or zk_hosts + chroot, **kwargs))
-        return made[-1]
-    yield client
-    for listened in made:
-        listened.close()
 
 
 def connection_threads() -> list[threading.Thread]:
@@ -143,25 +105,6 @@ def test_an_idle_session_lives_on_its_pings(make):
     assert len(sent) >= 3, "a ping every third of a second or so (half of 2/3 of 1 s, less jitter)"
     assert listened.client.client_id == session and listened.client.connected
     assert listened.heard(KazooState.SUSPENDED) == 0
-
-
-def test_an_unanswered_ping_drops_the_connection_and_it_comes_back_to_the_same_session(make, zk_hosts, chroot):
-    """A paused cable answers nothing: the ping goes unanswered, the client suspends and
-    reconnects, and within the session time-out ZooKeeper gives the same session back."""
-    network = BrokerNetwork(zk_hosts)
-    try:
-        listened = make(network.hosts + chroot, timeout=8.0,
-                        connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 0.5}).start()
-        session = listened.client.client_id
-        network.pause()
-        wait_until(lambda: listened.heard(KazooState.SUSPENDED), timeout=15, message="suspended by the unanswered ping")
-        network.resume()
-        wait_until(lambda: listened.client.connected, timeout=15, message="reconnected")
-        assert listened.client.client_id == session
-        assert listened.heard(KazooState.LOST) == 0
-        assert listened.client.exists("/") is not None
-    finally:
-        network.close()
 
 
 def test_an_expired_session_is_replaced_by_a_new_one(make, zk_hosts, chroot):

@@ -17,7 +17,5 @@
                         (``DefaultAlterIsrManager``; inter.broker.protocol.version 2.7 and newer)
 ``isr_manager.py``      a leader's own ISR writes and their propagation (``ZkIsrManager``; below 2.7)
 ``purgatory.py``        acks=all produces waiting for the ISR (``DelayedProduce``)
-``network.py``          the broker's pausable cable to ZooKeeper (a paused process, for real); every
-                        cable of the process served by one selector thread
 ======================  ==============================================================================
 """

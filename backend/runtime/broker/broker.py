@@ -41,11 +41,11 @@ from backend.core.subjects import broker_subject
 from backend.runtime.broker.connection_notes import ConnectionNotes
 from backend.runtime.broker.controlled_shutdown import controlled_shutdown
 from backend.runtime.broker.data_plane import DataPlane
-from backend.runtime.broker.network import BrokerNetwork
 from backend.runtime.broker.request_handler import RequestHandler
 from backend.runtime.controller.controller import EXPIRE_AWAIT_S, KafkaController
 from backend.runtime.peers import ClusterServices
 from backend.runtime.stage import PausePoint
+from backend.zk.cable import Cable
 from backend.zk.client import KafkaZkClient
 from backend.zk.session import ZkSession
 from backend.zk.watches import SessionState
@@ -64,7 +64,7 @@ class SimulatedBroker:
         self.lock = threading.RLock()
         self.state = BrokerState(broker_id)
         self.inter_broker_protocol_version: str = config["inter.broker.protocol.version"]
-        self.network: BrokerNetwork | None = None
+        self.cable: Cable | None = None
         self.session: ZkSession | None = None
         self.kafka_zk: KafkaZkClient | None = None
         self.controller: KafkaController | None = None
@@ -95,9 +95,9 @@ class SimulatedBroker:
         still held by a crashed process's session."""
         previous = self.status
         self.state = BrokerState(self.id)
-        self.network = BrokerNetwork(self.services.zk_hosts)
-        self.session = ZkSession(self.network.hosts + self.services.chroot, self.config["zookeeper.session.timeout.ms"],
-                                 self._on_session_state)
+        self.cable = Cable()
+        self.session = ZkSession(self.services.zk_hosts + self.services.chroot,
+                                 self.config["zookeeper.session.timeout.ms"], self._on_session_state, cable=self.cable)
         try:
             self.kafka_zk = self.session.start(multi_read=self.services.multi_read())
             self.kafka_zk.create_top_level_paths()
@@ -220,16 +220,16 @@ class SimulatedBroker:
         nowhere and the session is left to expire."""
         self.pause_point.disarm()
         self.gate.set()  # let frozen threads run into their exits
-        if not close_session and self.network is not None:
-            self.network.close()
+        if not close_session and self.cable is not None:
+            self.cable.close()
         if self.session is not None:
             self.session.close()
         self.data.stop()
         self.requests.close()
         if self.controller is not None:
             self.controller.shutdown()
-        if self.network is not None:
-            self.network.close()
+        if self.cable is not None:
+            self.cable.close()
         self.requests.join(5)
 
     def shutdown(self) -> dict:
@@ -264,7 +264,7 @@ class SimulatedBroker:
                      f"its session after {self.config['zookeeper.session.timeout.ms']} ms.")
 
     def _freeze(self, note: str) -> None:
-        self.network.pause()
+        self.cable.pause()
         self.gate.clear()
         self.status = "paused"
         self._emit("paused", note)
@@ -281,7 +281,7 @@ class SimulatedBroker:
         session waits until the controller thread takes ``Expire`` (Kafka's awaitProcessing),
         which it can only do once it runs again: so the threads go on as soon as the session
         is known lost, and finish their work against the expired session."""
-        self.network.resume()
+        self.cable.resume()
         self.session.wait_connected(timeout, or_until=lambda: self._session_lost)
         self.status = "running"
         self._emit("resumed", f"Broker {self.id} woke up and carries on where it stopped, with what it believed then.")
