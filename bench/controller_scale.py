@@ -110,8 +110,8 @@ def run_failure(bc: BenchCluster, jvm_pid: int | None, profiler: EventProfiler |
         "sync_fenced_s": lambda: floor_writes(bc.client, nodes, sample, next(version), "sync",
                                               paths.CONTROLLER_EPOCH, epoch_version),
         "async_read_s": lambda: floor_reads(bc.client, nodes),
-        # The same fenced writes through the controller broker's own session: its pausable
-        # proxy, in the process where the other brokers' threads live (not part of the floor).
+        # The same fenced writes through the controller broker's own session: on the process's
+        # session loop, where the other brokers' threads live (not part of the floor).
         "async_fenced_via_controller_session_s": lambda: floor_writes(
             controller_zk, nodes, sample, next(version), "async", paths.CONTROLLER_EPOCH, epoch_version),
         "sync_fenced_via_controller_session_s": lambda: floor_writes(
