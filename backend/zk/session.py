@@ -1,12 +1,13 @@
 """One broker's ZooKeeper session (Kafka's ``ZooKeeperClient``): connect, watch its state, end it.
 
-A broker talks to ZooKeeper through its own cable (``cable.py``), which a fault can pause or cut. Its session state changes reach the broker as :class:`SessionState`
-values on the thread every session of the process shares (``session_loop.py``), where only
-events may be put; the session's end (``LOST``) comes on a thread of its own, where the broker
-may wait for its controller to take ``Expire``. The session ends in one of two ways:
+A broker talks to ZooKeeper through its own cable (``cable.py``), which a fault can pause or
+cut. Its session state changes reach the broker as :class:`SessionState` values on the thread
+every session of the process shares (``session_loop.py``), where only events may be put; the
+session's end (``LOST``) comes on a thread of its own, where the broker may wait for its
+controller to take ``Expire``. The session ends in one of two ways:
 
-* :meth:`ZkSession.close` — the process closes its connection (a clean stop, or a crash whose
-  TCP connection the OS then closes): ZooKeeper deletes its ephemeral znodes at once;
+* :meth:`ZkSession.close` — the process closes its session (a clean stop): ZooKeeper deletes
+  its ephemeral znodes at once;
 * :meth:`ZkSession.expire` — ZooKeeper expires it while the process lives on: another client
   attaches to the session and closes it (kazoo's own test helper only fakes this on the client
   side). The broker learns it when it next hears from ZooKeeper.
