@@ -152,7 +152,8 @@ class LoopConnection(ConnectionHandler):
         reads the end of it (kazoo's ``socket connection broken``) and dials again."""
         def hang_up() -> None:
             if self.phase in (TCP_CONNECTING, HANDSHAKE, CONNECTED):
-                self.guarded(self._hung_up)
+                # A crashed process (cut) says nothing of it; a woken one reads the end of file.
+                self.guarded(self._lost if self.cable.cut else self._hung_up)
             if done is not None:
                 done.set()
         self.loop.call(hang_up)
@@ -230,8 +231,9 @@ class LoopConnection(ConnectionHandler):
         self._xid = 0
         self._peer = (host, port)
         self.logger.info("Connecting to %s(%s):%s, use_ssl: %r", host, hostip, port, client.use_ssl)
-        if self.cable.cut:
-            raise ConnectionDropped("socket connection error: Connection refused")
+        if self.cable.cut:  # refused, and a crashed process logs nothing: the next round, quietly
+            self._hosts.clear()
+            return self._retry_later()
         if self.cable.paused:  # the dial goes through and the handshake is never answered
             self.phase = HANDSHAKE
             self.loop.set_timer(self, time.monotonic() + client._session_timeout / 1000.0 / self._host_count)
