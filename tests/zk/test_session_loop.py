@@ -5,7 +5,6 @@ watches, pings, a dropped connection, an expired session, a close — from one t
 from __future__ import annotations
 
 import socket
-import time
 import threading
 
 import pytest
@@ -194,53 +193,3 @@ def test_stop_returns_after_the_listeners_heard_the_end(make):
     listened.client.add_listener(slow)
     listened.client.stop()
     assert heard_lost.is_set(), "kazoo's stop() joins the thread that tells the listeners"
-
-
-class Timed:
-    """An owner of a loop timer that notes when it fired."""
-
-    timer_token = None
-
-    def __init__(self) -> None:
-        self.fired = threading.Event()
-        self.at = 0.0
-
-    def on_wake(self) -> None:
-        pass
-
-    def on_timer(self) -> None:
-        self.at = time.monotonic()
-        self.fired.set()
-
-
-def test_a_timer_that_may_go_early_goes_with_one_that_is_due_and_none_goes_late():
-    """The pings' margin: a timer due within another's wake-up goes with it, and no timer fires
-    before its margin or after its moment."""
-    loop = SessionLoop.shared()
-    due, rider, strict, alone = Timed(), Timed(), Timed(), Timed()
-    start = time.monotonic()
-    plan = {due: (0.3, 0.0), rider: (0.34, 0.2), strict: (0.36, 0.0), alone: (1.0, 0.05)}
-
-    def arm() -> None:
-        for owner, (after, early) in plan.items():
-            loop.set_timer(owner, start + after, early=early)
-    loop.call(arm)
-    assert all(owner.fired.wait(5) for owner in plan)
-    assert due.at >= start + 0.3 and rider.at - due.at < 0.02, "the rider went with the due timer's wake-up"
-    assert strict.at >= start + 0.36, "a timer without a margin never goes early"
-    assert alone.at >= start + 1.0 - 0.05
-
-
-def test_a_busy_loop_sends_no_timer_early():
-    """A wake-up for a socket (here a call from another thread) fires only the timers that are
-    due: pings go early only on a wake-up of an otherwise idle loop."""
-    loop = SessionLoop.shared()
-    rider = Timed()
-    called = threading.Event()
-    called_at: list[float] = []
-    start = time.monotonic()
-    loop.call(lambda: loop.set_timer(rider, start + 0.5, early=0.4))
-    threading.Event().wait(0.2)  # pacing the call into the rider's margin, not waiting for an outcome
-    loop.call(lambda: (called_at.append(time.monotonic()), called.set()))
-    assert called.wait(5) and rider.fired.wait(5)
-    assert not 0 <= rider.at - called_at[0] < 0.01, "the rider went with a wake-up for a call"
