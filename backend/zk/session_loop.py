@@ -227,20 +227,18 @@ class LoopConnection(ConnectionHandler):
         self._xid = 0
         self._peer = (host, port)
         self.logger.info("Connecting to %s(%s):%s, use_ssl: %r", host, hostip, port, client.use_ssl)
+        self._inbox.clear()
+        self._outbox.clear()
         if self.cable.cut:  # refused, and a crashed process logs nothing: the next round, quietly
             self._hosts.clear()
             return self._retry_later()
         if self.cable.paused:  # the dial goes through and the handshake is never answered
-            self.phase = HANDSHAKE
-            self.loop.set_timer(self, time.monotonic() + client._session_timeout / 1000.0 / self._host_count)
-            return
+            return self._await_handshake()
         family = socket.AF_INET6 if ":" in hostip else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._socket = sock
-        self._inbox.clear()
-        self._outbox.clear()
         self.phase = TCP_CONNECTING
         self.loop.set_timer(self, time.monotonic() + client._session_timeout / 1000.0)
         code = sock.connect_ex((hostip, port))
@@ -313,10 +311,14 @@ class LoopConnection(ConnectionHandler):
         self.logger.log(BLATHER, "    Using session_id: %r", client._session_id)
         connect = Connect(0, client.last_zxid, client._session_timeout, client._session_id or 0,
                           client._session_passwd, client.read_only)
-        self.phase = HANDSHAKE
-        self.loop.set_timer(self, time.monotonic() + client._session_timeout / 1000.0 / self._host_count)
+        self._await_handshake()
         self._submit(connect, None)
         self._flush()
+
+    def _await_handshake(self) -> None:
+        """kazoo's wait for the handshake's answer: the session timeout shared among the hosts."""
+        self.phase = HANDSHAKE
+        self.loop.set_timer(self, time.monotonic() + self.client._session_timeout / 1000.0 / self._host_count)
 
     def _connected(self, frame: bytes) -> None:
         """kazoo's ``_connect`` after the handshake's answer, and ``_connect_attempt``'s set-up."""
