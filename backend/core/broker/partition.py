@@ -30,6 +30,11 @@ class FollowerState:
     fetched_since_isr_check: bool = False
 
 
+_NOT_FETCHED = FollowerState()
+"""What a follower that never fetched from this leader counts as: only ever read (a replica round
+reads it for every ISR member, twice a second per broker, and made a new one each time)."""
+
+
 @dataclass
 class LeaderState:
     leader: int
@@ -70,13 +75,17 @@ class LeaderState:
 
     def high_watermark(self, leader_leo: int) -> int:
         """The smallest LEO in the (maximal) ISR (a follower whose LEO is still unknown counts as 0)."""
-        leos = [leader_leo] + [max(0, self.followers.get(r, FollowerState()).log_end_offset)
-                               for r in self.maximal_isr if r != self.leader]
-        return min(leos)
+        lowest, followers = leader_leo, self.followers
+        for r in self.maximal_isr:
+            if r != self.leader:
+                leo = followers.get(r, _NOT_FETCHED).log_end_offset
+                if leo < lowest:
+                    lowest = max(0, leo)
+        return lowest
 
     def out_of_sync(self, now_ms: float, lag_max_ms: float) -> list[int]:
         return [r for r in self.isr if r != self.leader
-                and now_ms - self.followers.get(r, FollowerState()).last_caught_up_ms > lag_max_ms]
+                and now_ms - self.followers.get(r, _NOT_FETCHED).last_caught_up_ms > lag_max_ms]
 
     def ready_to_join(self, leader_high_watermark: int, epoch_start_offset: int = 0) -> list[int]:
         """Followers outside the ISR whose fetch since the last check reached the high watermark

@@ -129,6 +129,9 @@ class DataPlane:
                                        or (tp.topic, tp.partition) in self.stalled)
 
     def log(self, tp: TopicPartition) -> Log:
+        log = self.logs.get(tp)  # every fetch asks, twice a second per partition: no lock, no new Log
+        if log is not None:
+            return log
         with self._lock:
             return self.logs.setdefault(tp, Log())
 
@@ -218,6 +221,8 @@ class DataPlane:
     def _maintain_as_leader(self, now: float) -> None:
         lag_max = self._host.config["replica.lag.time.max.ms"]
         for tp, partition in list(self._host.partitions().items()):
+            if tp not in self._leading:
+                continue  # followed, not led (a partition it comes to lead wakes the thread)
             with self._lock:
                 state = self._leader_state(tp, partition.leader_epoch)
                 if state is None or state.pending_isr is not None:

@@ -47,6 +47,8 @@ class ProducePurgatory:
 
     def complete(self, now: float, candidates: list[DelayedProduce] | None = None) -> None:
         """Answer the waiting produces (``candidates``, default all) that are done."""
+        if candidates is None and not self._waiting:  # nearly always: every replica round asks
+            return
         done = []
         with self._lock:
             for produce in self._waiting if candidates is None else candidates:
@@ -62,6 +64,8 @@ class ProducePurgatory:
     def next_deadline(self) -> float:
         """When (lab ms) the first waiting produce times out (``inf``: none waits). Its answer is
         due once the lab's clock is past it."""
+        if not self._waiting:  # nearly always: asked after every replica round
+            return float("inf")
         with self._lock:
             return min((p.deadline + 1 for p in self._waiting), default=float("inf"))
 
