@@ -174,8 +174,7 @@ class SessionLoop:
 
     def _run_calls(self) -> None:
         try:
-            while self._wake_r.recv(4096):
-                pass
+            self._wake_r.recv(4096)  # one read: until the lock is taken below, one poke at most is sent
         except BlockingIOError:
             pass
         with self._lock:
