@@ -25,6 +25,9 @@ from typing import Callable, Protocol
 
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
+RECV_BYTES = 256 * 1024
+"""The most one read of a session's socket takes (an 896 KB answer comes in several)."""
+
 
 class Owner(Protocol):
     """What the loop wakes and times: a session's connection. Each entry point handles its own
@@ -69,6 +72,8 @@ class SessionLoop:
         self._watched: dict[socket.socket, tuple[int, Callable]] = {}
         """Each watched socket's events and handler: asking the selector instead raises, and
         formats, a KeyError for every socket it does not hold."""
+        self._received = memoryview(bytearray(RECV_BYTES))
+        """:meth:`receive`'s buffer, the loop's thread's alone."""
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -137,6 +142,13 @@ class SessionLoop:
         else:
             self._selector.modify(sock, events, handler)
         self._watched[sock] = (events, handler)
+
+    def receive(self, sock: socket.socket) -> memoryview:
+        """What ``sock`` has now, up to :data:`RECV_BYTES` (empty: the peer closed it), valid until
+        the next call. Read into one buffer kept for the purpose: ``sock.recv(RECV_BYTES)`` makes
+        a new 256 KiB object each time and shrinks it to what came, which glibc does with an
+        ``mmap``, an ``mremap`` and a ``munmap`` — three system calls for every answer and ping."""
+        return self._received[:sock.recv_into(self._received)]
 
     def forget(self, sock: socket.socket) -> None:
         """Stop selecting ``sock`` and close it."""

@@ -53,8 +53,6 @@ from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.io_loop import READ, WRITE, SessionLoop
 
-RECV_BYTES = 256 * 1024
-
 
 class _LoopWake:
     """What kazoo's client writes its wake-up byte to: a wake of the shared loop for this
@@ -385,7 +383,7 @@ class LoopConnection(ConnectionHandler):
         self.loop.watch(self._socket, READ | WRITE if self._outbox else READ, self._on_socket)
 
     def _receive(self) -> None:
-        chunk = self._socket.recv(RECV_BYTES)
+        chunk = self.loop.receive(self._socket)
         if not chunk:
             raise ConnectionDropped("socket connection broken")
         if self.cable.paused:
