@@ -256,7 +256,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         pool = ClientPool(server.url, created, args.client_procs, target=classroom_process)
         joined = pool.wait_ready()
         demo: list = []
-        threads0 = {pid: server_threads.snapshot(pid) for pid in children(server.proc.pid)} \
+        threads0 = {pid: (server_threads.snapshot(pid), cpu_seconds(pid)) for pid in children(server.proc.pid)} \
             if args.thread_account else {}
         c1, t1, k1, w1 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy1, stolen1 = machine_busy_seconds(), machine_stolen_seconds()
@@ -326,16 +326,18 @@ def _slowest_during_pause(faults: list[dict], pauses: list[dict]) -> str:
     return f"{during_a_pause(waits, pauses, 20.0)} of {len(slowest)}"
 
 
-def thread_account(py_spy: str | None, before: dict[int, dict[int, int]], seconds: float) -> dict[str, float]:
+def thread_account(py_spy: str | None, before: dict[int, tuple[dict[int, int], float]],
+                   seconds: float) -> dict[str, float]:
     """The workers' CPU over the class by kind of thread (``bench/server_threads.py``), summed
     over the workers; empty without ``--thread-account``."""
     total: Counter = Counter()
-    for pid, threads in before.items():
+    for pid, (threads, cpu) in before.items():
         try:
-            after = server_threads.snapshot(pid)
+            after, spent = server_threads.snapshot(pid), cpu_seconds(pid) - cpu
         except OSError:
             continue  # a worker that died
-        total.update(server_threads.account(threads, after, server_threads.names(py_spy, pid), seconds))
+        total.update(server_threads.account(threads, after, server_threads.names(py_spy, pid), seconds,
+                                            round(spent * 1e9)))
     return {name: round(pct, 2) for name, pct in total.most_common()}
 
 

@@ -5,7 +5,8 @@ broadcaster, one writer per page socket), and a sampling profiler falls behind t
 sixth round). The kernel counts every thread's CPU exactly (``/proc/<pid>/task/<tid>/schedstat``,
 nanoseconds); Python 3.11 does not give the kernel its threads' names, so a ``py-spy dump`` at the
 window's end names them (its ``Thread <tid> (...): "<name>"`` lines). A thread that ended inside
-the window is counted up to its last reading, under ``(ended)``.
+the window cannot be read any more: what the process spent beyond its live threads' sum (the
+process's own count keeps its ended threads) goes under ``(ended in the window)``.
 """
 
 from __future__ import annotations
@@ -40,13 +41,18 @@ def names(py_spy: str, pid: int) -> dict[int, str]:
     return {}
 
 
-def account(before: dict[int, int], after: dict[int, int], named: dict[int, str], seconds: float) -> dict[str, float]:
-    """Per cent of one core per thread group over ``seconds`` (largest first)."""
+def account(before: dict[int, int], after: dict[int, int], named: dict[int, str], seconds: float,
+            process_ns: int | None = None) -> dict[str, float]:
+    """Per cent of one core per thread group over ``seconds`` (largest first); ``process_ns``, the
+    process's CPU over the same window, puts what the live threads do not account for under
+    ``(ended in the window)``."""
     groups: Counter = Counter()
-    for tid in set(before) | set(after):
-        spent = after.get(tid, before.get(tid, 0)) - before.get(tid, 0)
-        name = kind(named[tid]) if tid in named else "(ended)" if tid not in after else "(unnamed)"
+    for tid in after:
+        spent = after[tid] - before.get(tid, 0)
+        name = kind(named[tid]) if tid in named else "(unnamed)"
         groups[name] += spent
+    if process_ns is not None:
+        groups["(ended in the window)"] += max(0, process_ns - sum(groups.values()))
     return {name: round(100 * ns / 1e9 / seconds, 2) for name, ns in groups.most_common() if ns > 0}
 
 
