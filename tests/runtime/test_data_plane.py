@@ -93,3 +93,36 @@ def test_a_stalled_follower_is_not_added_back_until_it_fetches_again(zk_hosts, c
     changes = [(r.to_state, r.isr) for r in records if r.kind == "isr" and r.outcome == "ok"
                and r.to_state in ("shrunk", "expanded")]
     assert changes == [("shrunk", (0, 1)), ("expanded", (0, 1, 2))], changes
+
+
+WAITING_PRODUCE = """
+name: an acks=all produce that the ISR cannot complete times out
+cluster:
+  brokers: [0, 1, 2]
+  config: {replica.lag.time.max.ms: 60000, replica.fetch.wait.max.ms: 30000, request.timeout.ms: 500}
+  topics:
+    t: {assignment: {0: [0, 1, 2]}}
+steps:
+  - {op: produce, topic: t, partition: 0, count: 1, acks: all}
+  - {op: stall_follower, broker: 2, topic: t}
+  - {op: produce, topic: t, partition: 0, count: 1, acks: all}
+"""
+
+
+def test_an_acks_all_produce_the_isr_cannot_complete_times_out_after_request_timeout_ms(zk_hosts, chroot, tmp_path):
+    """The stalled follower stays in the ISR (replica.lag.time.max.ms is a minute), so the second
+    produce waits for it — until request.timeout.ms. The leader's replica thread must wake for that
+    deadline (the purgatory's ``next_deadline``): its other reasons to run come only every
+    replica.fetch.wait.max.ms (30 s here) and replica.lag.time.max.ms / 2."""
+    records = []
+    result = ScriptRunner(parse_script(WAITING_PRODUCE, "waiting.yaml"), zk_hosts, chroot, replay_dir=tmp_path,
+                          on_record=records.append).run()
+    assert not result.ok and "REQUEST_TIMED_OUT" in result.message, result.message
+    sent = [r for r in records if r.kind == "fault" and r.op == "produce" and r.to_state == "applied"][-1]
+    [failed] = [r for r in records if r.kind == "fault" and r.op == "produce" and r.to_state == "failed"]
+    [refused] = [r for r in records if r.kind == "log" and r.op == "produce" and r.outcome == "error"]
+    assert refused.detail["error"] == "REQUEST_TIMED_OUT"
+    # The leader answered, before the step failed: not the producer giving up a second later
+    # (request.timeout.ms + 1 s) and the broker's stop at the end answering what still waited.
+    assert refused.seq < failed.seq, (refused.seq, failed.seq)
+    assert refused.ts_ms - sent.ts_ms >= 500

@@ -292,6 +292,10 @@ class DataPlane:
             self._purgatory.watch(DelayedProduce(
                 tp, state.leader_epoch, last + 1, now + self._host.config["request.timeout.ms"],
                 lambda error, isr: respond(error, (first, last, state.leader_epoch), (isr, min_isr))), now)
+        # The replica thread's next round was set before this request's deadline existed: a round
+        # now sets it again, so the produce times out at request.timeout.ms (Kafka's purgatory has
+        # a timer of its own), not at the thread's next fetch, replica.fetch.wait.max.ms away.
+        self.wake()
 
     def _produce_outcome(self, produce: DelayedProduce, now: float) -> tuple[str, tuple[int, ...] | None] | None:
         """A waiting acks=all produce's answer now, with the ISR the leader counted when it got
