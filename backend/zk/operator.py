@@ -208,8 +208,8 @@ class OperatorSession:
 class _root_session:
     """A short session at the root of the ensemble (outside every chroot), to make a sandbox's
     chroot and to delete it. On the process's session loop, as the operator's own: a client with
-    kazoo's connection thread starts three threads and cost ~26 ms of CPU per sandbox made or
-    closed (docs/performance.md, issue 14, twentieth round)."""
+    kazoo's connection thread started three threads and cost ~26 ms of CPU per sandbox made
+    or closed (docs/performance.md, issue 14, twentieth round)."""
 
     def __init__(self, zk_hosts: str) -> None:
         self._client = use_session_loop(KazooClient(hosts=zk_hosts))
