@@ -49,7 +49,7 @@ def instructor_client(app):
 def empty(zk_hosts, tmp_path):
     app = make_app(zk_hosts, tmp_path, BlockingJob())
     yield instructor_client(app)
-    app.extensions["kclab"].sandboxes.close_all()
+    app.extensions["kclab"].close()
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def served(zk_hosts, stats_data):
     app = make_app(zk_hosts, data, job)
     yield instructor_client(app), job, app
     job.release.set()
-    app.extensions["kclab"].sandboxes.close_all()
+    app.extensions["kclab"].close()
 
 
 def test_without_replay_logs_the_page_and_api_say_so(empty):
@@ -198,7 +198,7 @@ def test_run_on_the_real_job_uses_the_one_session_and_the_ingested_table(spark, 
             assert progress["state"] == "done", progress
         summary = client.get("/api/stats/summary").get_json()
     finally:
-        app.extensions["kclab"].sandboxes.close_all()
+        app.extensions["kclab"].close()
     assert summary["input"]["files"] == 12 and summary["ingest"]["read_files"] == 0
     assert summary["spark"]["master"] == spark.sparkContext.master
     assert (tmp_path / "stats-table" / "manifest.parquet").exists()

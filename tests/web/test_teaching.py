@@ -19,8 +19,7 @@ def app(zk_hosts, tmp_path_factory):
     app = create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path_factory.mktemp("data")), "TESTING": True,
                       "INSTRUCTOR_TOKEN": INSTRUCTOR, "MAX_SANDBOXES": 12})
     yield app
-    app.extensions["kclab"].broadcaster.stop()
-    app.extensions["kclab"].sandboxes.close_all()
+    app.extensions["kclab"].close()
 
 
 def records(client, sandbox):
