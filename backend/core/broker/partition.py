@@ -75,13 +75,8 @@ class LeaderState:
 
     def high_watermark(self, leader_leo: int) -> int:
         """The smallest LEO in the (maximal) ISR (a follower whose LEO is still unknown counts as 0)."""
-        lowest, followers = leader_leo, self.followers
-        for r in self.maximal_isr:
-            if r != self.leader:
-                leo = followers.get(r, _NOT_FETCHED).log_end_offset
-                if leo < lowest:
-                    lowest = max(0, leo)
-        return lowest
+        return min([leader_leo, *(max(0, self.followers.get(r, _NOT_FETCHED).log_end_offset)
+                                  for r in self.maximal_isr if r != self.leader)])
 
     def out_of_sync(self, now_ms: float, lag_max_ms: float) -> list[int]:
         return [r for r in self.isr if r != self.leader
