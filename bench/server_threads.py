@@ -42,7 +42,7 @@ def names(py_spy: str, pid: int) -> dict[int, str]:
 
 
 def account(before: dict[int, int], after: dict[int, int], named: dict[int, str], seconds: float,
-            process_ns: int | None = None) -> dict[str, float]:
+            process_ns: int) -> dict[str, float]:
     """Per cent of one core per thread group over ``seconds`` (largest first); ``process_ns``, the
     process's CPU over the same window, puts what the live threads do not account for under
     ``(ended in the window)``."""
@@ -51,8 +51,7 @@ def account(before: dict[int, int], after: dict[int, int], named: dict[int, str]
         spent = after[tid] - before.get(tid, 0)
         name = kind(named[tid]) if tid in named else "(unnamed)"
         groups[name] += spent
-    if process_ns is not None:
-        groups["(ended in the window)"] += max(0, process_ns - sum(groups.values()))
+    groups["(ended in the window)"] += max(0, process_ns - sum(groups.values()))
     return {name: round(100 * ns / 1e9 / seconds, 2) for name, ns in groups.most_common() if ns > 0}
 
 
