@@ -47,6 +47,18 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0, message: str =
         time.sleep(interval)
 
 
+def app_config(zk_hosts: str, data_dir, **config) -> dict:
+    """The config of an app a test runs in its own process (``web.app.create_app``).
+
+    Its load guard (``web/load_guard.py``) is off. The guard refuses new work while the whole
+    *process* runs late, and a pytest worker that shares two cores with another worker,
+    ZooKeeper, Spark and Chromium now and then runs 0.3 s late: CI's run of stop 36 had a
+    sandbox refused as "overloaded" in a test about something else. ``tests/web/test_load_guard.py``
+    switches it back on; the servers the end-to-end tests start keep it, and wait out a refusal
+    as the page does."""
+    return {"ZK_HOSTS": zk_hosts, "DATA_DIR": str(data_dir), "TESTING": True, "SHED_AFTER_MS": 0, **config}
+
+
 def pid_alive(pid: int) -> bool:
     """True while ``pid`` runs; a zombie (exited, not yet reaped) counts as dead."""
     try:

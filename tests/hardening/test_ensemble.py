@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from backend.zkserver.ensemble import ZooKeeperEnsemble
-from tests.support import wait_until
+from tests.support import app_config, wait_until
 from web.app import create_app
 
 
@@ -19,7 +19,7 @@ def ensemble():
 
 
 def test_losing_one_server_of_three_is_a_record_not_an_outage(ensemble, tmp_path):
-    app = create_app({"ZK_HOSTS": ensemble.hosts, "ZK_CONTROL": ensemble, "DATA_DIR": str(tmp_path), "TESTING": True})
+    app = create_app(app_config(ensemble.hosts, tmp_path, ZK_CONTROL=ensemble))
     client = app.test_client()
     victim = None
     try:

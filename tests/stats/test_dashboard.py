@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from tests.support import wait_until
+from tests.support import app_config, wait_until
 from web.app import create_app
 
 
@@ -34,8 +34,8 @@ INSTRUCTOR = "stats-instructor-token"
 
 
 def make_app(zk_hosts, data_dir, job):
-    return create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(data_dir), "TESTING": True,
-                       "START_BROADCASTER": False, "STATS_RUN": job, "INSTRUCTOR_TOKEN": INSTRUCTOR})
+    return create_app(app_config(zk_hosts, data_dir, START_BROADCASTER=False, STATS_RUN=job,
+                                 INSTRUCTOR_TOKEN=INSTRUCTOR))
 
 
 def instructor_client(app):
@@ -184,8 +184,8 @@ def test_run_on_the_real_job_uses_the_one_session_and_the_ingested_table(spark, 
     """Not a stand-in: Run starts the real job on the process's session; the progress goes from
     running (with phases, ingest first) to done, and a second Run parses no log again."""
     shutil.copytree(stats_run[0], tmp_path / "replays")
-    app = create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path), "TESTING": True, "START_BROADCASTER": False,
-                      "INSTRUCTOR_TOKEN": INSTRUCTOR, "STATS_MASTER": "local[2]"})
+    app = create_app(app_config(zk_hosts, tmp_path, START_BROADCASTER=False, INSTRUCTOR_TOKEN=INSTRUCTOR,
+                                STATS_MASTER="local[2]"))
     client = instructor_client(app)
     try:
         for _ in range(2):

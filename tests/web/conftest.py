@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import app_config
 from web.app import create_app
 
 
 @pytest.fixture(scope="module")
 def app(zk_hosts, tmp_path_factory, request):
     """A module adds or overrides settings with a module-level ``APP_CONFIG`` dict."""
-    app = create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path_factory.mktemp("data")),
-                      "TESTING": True, "MAX_SANDBOXES": 6, **getattr(request.module, "APP_CONFIG", {})})
+    app = create_app(app_config(zk_hosts, tmp_path_factory.mktemp("data"), MAX_SANDBOXES=6,
+                                **getattr(request.module, "APP_CONFIG", {})))
     yield app
     app.extensions["kclab"].close()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import wait_until
+from tests.support import app_config, wait_until
 
 from web.capacity import MB_PER_SANDBOX, RESERVED_MB, SANDBOXES_PER_CORE, capacity, default_capacity
 
@@ -26,8 +26,8 @@ def test_the_default_cap_is_what_memory_and_cores_hold():
 @pytest.fixture(scope="module")
 def app(zk_hosts, tmp_path_factory):
     from web.app import create_app
-    app = create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path_factory.mktemp("data")), "TESTING": True,
-                      "INSTRUCTOR_TOKEN": INSTRUCTOR, "MAX_SANDBOXES": CAP})
+    app = create_app(app_config(zk_hosts, tmp_path_factory.mktemp("data"), INSTRUCTOR_TOKEN=INSTRUCTOR,
+                                MAX_SANDBOXES=CAP))
     yield app
     app.extensions["kclab"].close()
 

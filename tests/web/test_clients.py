@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import app_config
 from web.app import create_app
 from web.clients import FaultRate
 from web.service import ApiError
@@ -13,8 +14,7 @@ ONE_BROKER = {"cluster": {"brokers": [0]}}
 
 
 def make_app(zk_hosts, tmp_path, **config):
-    return create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path), "TESTING": True, "START_BROADCASTER": False,
-                       "MAX_SANDBOXES_PER_CLIENT": 1, **config})
+    return create_app(app_config(zk_hosts, tmp_path, START_BROADCASTER=False, MAX_SANDBOXES_PER_CLIENT=1, **config))
 
 
 def close(app):

@@ -10,13 +10,14 @@ import threading
 import pytest
 
 from tests.support import wait_until
-from web.load_guard import RETRY_AFTER_S, LoadGuard
+from web.load_guard import DEFAULT_LIMIT_MS, RETRY_AFTER_S, LoadGuard
 from web.service import ApiError
 
 INSTRUCTOR = "load-guard-instructor-token"
 IH = {"X-Instructor-Token": INSTRUCTOR}
 SMALL = {"cluster": {"brokers": [0, 1]}}
-APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR, "FAULTS_PER_SECOND": 0}
+APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR, "FAULTS_PER_SECOND": 0,
+              "SHED_AFTER_MS": DEFAULT_LIMIT_MS}  # on, as a served app has it (the tests' apps have it off)
 
 
 def _behind(guard: LoadGuard) -> None:

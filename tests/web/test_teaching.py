@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.support import wait_until
+from tests.support import app_config, wait_until
 
 INSTRUCTOR = "teacher-secret"
 
@@ -16,8 +16,8 @@ INSTRUCTOR = "teacher-secret"
 @pytest.fixture(scope="module")
 def app(zk_hosts, tmp_path_factory):
     from web.app import create_app
-    app = create_app({"ZK_HOSTS": zk_hosts, "DATA_DIR": str(tmp_path_factory.mktemp("data")), "TESTING": True,
-                      "INSTRUCTOR_TOKEN": INSTRUCTOR, "MAX_SANDBOXES": 12})
+    app = create_app(app_config(zk_hosts, tmp_path_factory.mktemp("data"), INSTRUCTOR_TOKEN=INSTRUCTOR,
+                                MAX_SANDBOXES=12))
     yield app
     app.extensions["kclab"].close()
 
