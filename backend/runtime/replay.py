@@ -1,13 +1,15 @@
 """Replay logs: one append-only JSONL file per session, a session header first.
 
-Each record is written as one line and flushed at once, so if the app crashes, at most the
-record being written is lost. Reading is forgiving: a torn last line or a damaged line ends
-the replay *there*, and the reader says where and why — a student can still watch everything
-up to the damage. The rules live in ``backend/view/replay_check.py``.
+Each record is written as one line and handed to the kernel at once (one ``write(2)``, no buffer
+of the app's own), so if the app crashes, at most the record being written is lost. Reading is
+forgiving: a torn last line or a damaged line ends the replay *there*, and the reader says where
+and why — a student can still watch everything up to the damage. The rules live in ``backend/view/replay_check.py``.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
 import threading
@@ -26,13 +28,58 @@ def default_replay_dir() -> Path:
     return default_data_dir() / "replays"
 
 
+def _libc_write():
+    """libc's ``write(2)``, called *without* letting go of the interpreter lock (``ctypes.PyDLL``),
+    or ``None`` where there is no C library to ask.
+
+    A record is written by the thread that made it, inside the record bus's lock (so that the
+    log is in ``seq`` order). Python's own file writes let go of the interpreter lock around
+    the system call, and in a worker of a hundred sandboxes taking the lock back meant queueing
+    behind a couple of thousand threads: half a millisecond a record on average, many at the
+    tail, with the bus's lock held all along, so the sandbox's other threads queued behind it
+    and its records reached the pages late (docs/performance.md, issue 14, twenty-first round).
+    Appending a line to a local file's page cache takes microseconds; holding the interpreter
+    lock for them is cheaper than handing it over twice. The price: a write that waited (a
+    network file system, a disk the kernel throttles) would pause the whole worker as long, so
+    the data directory belongs on a local disk (README). The session loop's socket calls were
+    tried the same way and kept Python's own: no gain in a class, a fifth more CPU alone."""
+    try:
+        write = ctypes.PyDLL(None, use_errno=True).write
+    except (AttributeError, OSError):
+        return None
+    write.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
+    write.restype = ctypes.c_ssize_t
+    return write
+
+
+_WRITE = _libc_write()
+
+
+def write_all(fd: int, data: bytes, write=None) -> None:
+    """All of ``data`` to ``fd``, with ``write`` (default: libc's, holding the interpreter lock;
+    else ``os.write``): a short write goes on from where it stopped, an interrupted one again."""
+    write = write or _WRITE
+    if write is None:
+        while data:
+            data = data[os.write(fd, data):]
+        return
+    while data:
+        written = write(fd, data, len(data))
+        if written < 0:
+            code = ctypes.get_errno()
+            if code == errno.EINTR:
+                continue
+            raise OSError(code, os.strerror(code))
+        data = data[written:]
+
+
 class ReplayWriter:
     """A record sink that appends to ``<dir>/<session_id>.jsonl``."""
 
     def __init__(self, directory: Path | str, header: SessionHeader) -> None:
         self.path = Path(directory) / f"{header.session_id}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8")
+        self._file = open(self.path, "ab", buffering=0)
         self._lock = threading.Lock()
         self._write(header.to_dict())
 
@@ -44,8 +91,8 @@ class ReplayWriter:
                 self._write(record.to_dict())
 
     def _write(self, data: dict) -> None:
-        self._file.write(json.dumps(data, separators=(",", ":"), default=str) + "\n")
-        self._file.flush()
+        """Straight to the kernel, holding the interpreter lock (:func:`_libc_write`)."""
+        write_all(self._file.fileno(), (json.dumps(data, separators=(",", ":"), default=str) + "\n").encode())
 
     def close(self) -> None:
         with self._lock:
