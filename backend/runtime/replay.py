@@ -3,7 +3,8 @@
 Each record is written as one line and handed to the kernel at once (one ``write(2)``, no buffer
 of the app's own), so if the app crashes, at most the record being written is lost. Reading is
 forgiving: a torn last line or a damaged line ends the replay *there*, and the reader says where
-and why — a student can still watch everything up to the damage. The rules live in ``backend/view/replay_check.py``.
+and why — a student can still watch everything up to the damage. The rules live in
+``backend/view/replay_check.py``.
 """
 
 from __future__ import annotations
