@@ -30,8 +30,8 @@ def default_replay_dir() -> Path:
 
 
 def _libc_write():
-    """libc's ``write(2)``, called *without* letting go of the interpreter lock (``ctypes.PyDLL``),
-    or ``None`` where there is no C library to ask.
+    """libc's ``write(2)``, called *without* letting go of the interpreter lock (``ctypes.PyDLL``;
+    ``None`` is the C library every POSIX system the lab runs on links the interpreter with).
 
     A record is written by the thread that made it, inside the record bus's lock (so that the
     log is in ``seq`` order). Python's own file writes let go of the interpreter lock around
@@ -44,10 +44,7 @@ def _libc_write():
     network file system, a disk the kernel throttles) would pause the whole worker as long, so
     the data directory belongs on a local disk (README). The session loop's socket calls were
     tried the same way and kept Python's own: no gain in a class, a fifth more CPU alone."""
-    try:
-        write = ctypes.PyDLL(None, use_errno=True).write
-    except (AttributeError, OSError):
-        return None
+    write = ctypes.PyDLL(None, use_errno=True).write
     write.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
     write.restype = ctypes.c_ssize_t
     return write
@@ -56,14 +53,9 @@ def _libc_write():
 _WRITE = _libc_write()
 
 
-def write_all(fd: int, data: bytes, write=None) -> None:
-    """All of ``data`` to ``fd``, with ``write`` (default: libc's, holding the interpreter lock;
-    else ``os.write``): a short write goes on from where it stopped, an interrupted one again."""
-    write = write or _WRITE
-    if write is None:
-        while data:
-            data = data[os.write(fd, data):]
-        return
+def write_all(fd: int, data: bytes, write=_WRITE) -> None:
+    """All of ``data`` to ``fd`` with ``write`` (libc's, holding the interpreter lock; a stand-in
+    in tests): a short write goes on from where it stopped, an interrupted one again."""
     while data:
         written = write(fd, data, len(data))
         if written < 0:
