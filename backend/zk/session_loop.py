@@ -53,6 +53,11 @@ from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.io_loop import READ, WRITE, SessionLoop
 
+PING_EARLY_S = 0.05
+"""How much earlier than kazoo's draw a ping may go, with another session's that is due when the
+loop is otherwise idle: kazoo's jitter is 10–400 ms, so this makes it 10–450
+(``io_loop.SessionLoop.set_timer`` says why)."""
+
 
 class _LoopWake:
     """What kazoo's client writes its wake-up byte to: a wake of the shared loop for this
@@ -343,9 +348,11 @@ class LoopConnection(ConnectionHandler):
         self._send_queued()
 
     def _set_ping_timer(self) -> None:
+        """kazoo's: half the read time-out after the last send, less 10–400 ms of jitter; or up to
+        :data:`PING_EARLY_S` before, with another ping (:meth:`SessionLoop.set_timer`)."""
         jitter = kazoo_connection.random.randint(1, 40) / 100.0
         deadline = self._last_send + self._read_timeout / 2.0 - jitter
-        self.loop.set_timer(self, max(deadline, time.monotonic() + jitter))
+        self.loop.set_timer(self, max(deadline, time.monotonic() + jitter), early=PING_EARLY_S)
 
     def _send_queued(self) -> None:
         """kazoo's ``_send_request``, for everything queued at once: one wake-up sends them all."""

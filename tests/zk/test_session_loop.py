@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 import pytest
 from kazoo.client import KazooClient, KazooState
@@ -193,3 +194,69 @@ def test_stop_returns_after_the_listeners_heard_the_end(make):
     listened.client.add_listener(slow)
     listened.client.stop()
     assert heard_lost.is_set(), "kazoo's stop() joins the thread that tells the listeners"
+
+
+class Timed:
+    """An owner of a loop timer that notes when it fired, and in which of the loop's turns."""
+
+    timer_token = None
+
+    def __init__(self, turns: list[int]) -> None:
+        self.fired = threading.Event()
+        self.turns = turns
+        self.at = 0.0
+        self.turn = -1
+
+    def on_wake(self) -> None:
+        pass
+
+    def on_timer(self) -> None:
+        self.at, self.turn = time.monotonic(), self.turns[0]
+        self.fired.set()
+
+
+def counted_loop() -> tuple[SessionLoop, list[int]]:
+    """A loop of its own, counting its turns (one wake-up each). Not the process's shared loop:
+    that one may wake for a session's ping inside a timer's margin, which would send the timer
+    early for a reason of its own."""
+    loop, turns = SessionLoop(), [0]
+    one_turn = loop._turn
+
+    def turn() -> None:
+        turns[0] += 1
+        one_turn()
+    loop._turn = turn  # from the next turn on: the loop's thread looks the method up each time
+    return loop, turns
+
+
+def test_a_timer_that_may_go_early_goes_with_one_that_is_due_and_none_goes_late():
+    """The pings' margin: a timer due within another's wake-up goes with it, and no timer fires
+    before its margin or after its moment."""
+    loop, turns = counted_loop()
+    due, rider, strict, alone = (Timed(turns) for _ in range(4))
+    start = time.monotonic()
+    plan = {due: (0.3, 0.0), rider: (0.34, 0.2), strict: (0.36, 0.0), alone: (1.0, 0.05)}
+
+    def arm() -> None:
+        for owner, (after, early) in plan.items():
+            loop.set_timer(owner, start + after, early=early)
+    loop.call(arm)
+    assert all(owner.fired.wait(5) for owner in plan)
+    assert due.at >= start + 0.3
+    assert rider.turn == due.turn, "the rider went with the due timer's wake-up"
+    assert strict.at >= start + 0.36 and strict.turn > due.turn, "a timer without a margin never goes early"
+    assert alone.at >= start + 1.0 - 0.05
+
+
+def test_a_busy_loop_sends_no_timer_early():
+    """A wake-up for a socket (here a call from another thread) fires only the timers that are
+    due: pings go early only on a wake-up of an otherwise idle loop."""
+    loop, turns = counted_loop()
+    rider = Timed(turns)
+    called = threading.Event()
+    start = time.monotonic()
+    loop.call(lambda: loop.set_timer(rider, start + 0.5, early=0.4))
+    threading.Event().wait(0.2)  # pacing the call into the rider's margin, not waiting for an outcome
+    loop.call(called.set)
+    assert called.wait(5) and rider.fired.wait(5)
+    assert rider.at >= start + 0.5, "the rider went early, with the wake-up for a call"
