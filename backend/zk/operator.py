@@ -30,6 +30,13 @@ from backend.zk.observer import ZkObserver
 from backend.zk.session_loop import use_session_loop
 
 START_TIMEOUT_S = 15
+SESSION_TIMEOUT_S = 30.0
+"""The session timeout of Kafka 2.8's own ZooKeeper tools: ``kafka-topics.sh``,
+``kafka-reassign-partitions.sh``, ``kafka-configs.sh`` and the preferred-replica election
+command open their ``KafkaZkClient`` with 30000 ms, and ``zookeeper-shell.sh`` (ZooKeeper's
+``ZooKeeperMain``) asks for 30000 too. kazoo's default is 10 s. A client pings every third of its
+session timeout, so this session pings every ~10 s instead of every ~3 s: a tenth of an idle
+sandbox's pings (its three brokers, at the lab's 4 s, ping about once a second each)."""
 READ_DEADLINE_S = 15
 """How long a check's read keeps trying through a dropped connection (e.g. while an ensemble
 loses the server this session was on and it moves to another) before it gives up."""
@@ -43,12 +50,18 @@ class OperatorSession:
         # Reconnect for ever but never more than 2 s apart (kazoo's default backs off to an hour):
         # after a ZooKeeper outage the page's view of the tree must come back with it.
         self._client = use_session_loop(KazooClient(
-            hosts=zk_hosts + chroot, handler=PollingThreadingHandler(),
+            hosts=zk_hosts + chroot, handler=PollingThreadingHandler(), timeout=SESSION_TIMEOUT_S,
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0)))
         self.admin = AdminZkClient(self._client)
         self._read_retry = KazooRetry(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5, deadline=READ_DEADLINE_S)
         self._observer: ZkObserver | None = None
         self._chroot_made = False
+
+    @property
+    def session_id(self) -> int | None:
+        """The session's id (``None`` before it first connects)."""
+        client_id = self._client.client_id
+        return client_id[0] if client_id else None
 
     def start(self) -> None:
         with _root_session(self.zk_hosts) as root:
