@@ -79,6 +79,7 @@ class SessionLoop:
         self._wake_w.setblocking(False)
         self._selector.register(self._wake_r, READ, None)
         self._resolver = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zk-resolve")
+        self._ended = False
         self.thread = threading.Thread(target=self._run, name="zk-sessions", daemon=True)
         self.thread.start()
 
@@ -176,8 +177,22 @@ class SessionLoop:
     def cancel_timer(conn: Owner) -> None:
         conn.timer_token = None  # its heap entry is skipped when it comes up
 
+    def close(self) -> None:
+        """End the loop's thread and let go of its selector and sockets. The process's shared
+        loop is never closed (its sessions live as long as the process); a loop made apart, as
+        the tests make one to see its timers alone, is. Its sessions must be gone first."""
+        self.call(self._end)
+        self.thread.join(5)
+        self._selector.close()
+        self._wake_r.close()
+        self._wake_w.close()
+        self._resolver.shutdown(wait=False)
+
+    def _end(self) -> None:
+        self._ended = True
+
     def _run(self) -> None:
-        while True:
+        while not self._ended:
             try:
                 self._turn()
             except Exception:  # noqa: BLE001 - the loop serves every session: it must go on

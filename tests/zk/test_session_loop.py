@@ -215,10 +215,11 @@ class Timed:
         self.fired.set()
 
 
-def counted_loop() -> tuple[SessionLoop, list[int]]:
-    """A loop of its own, counting its turns (one wake-up each). Not the process's shared loop:
-    that one may wake for a session's ping inside a timer's margin, which would send the timer
-    early for a reason of its own."""
+@pytest.fixture
+def counted_loop():
+    """A loop of its own, counting its turns (one wake-up each), closed after the test. Not the
+    process's shared loop: that one may wake for a session's ping inside a timer's margin, which
+    would send the timer early for a reason of its own."""
     loop, turns = SessionLoop(), [0]
     one_turn = loop._turn
 
@@ -226,13 +227,15 @@ def counted_loop() -> tuple[SessionLoop, list[int]]:
         turns[0] += 1
         one_turn()
     loop._turn = turn  # from the next turn on: the loop's thread looks the method up each time
-    return loop, turns
+    yield loop, turns
+    loop.close()
+    assert not loop.thread.is_alive(), "a closed loop's thread ends (tests count the process's loops)"
 
 
-def test_a_timer_that_may_go_early_goes_with_one_that_is_due_and_none_goes_late():
+def test_a_timer_that_may_go_early_goes_with_one_that_is_due_and_none_goes_late(counted_loop):
     """The pings' margin: a timer due within another's wake-up goes with it, and no timer fires
     before its margin or after its moment."""
-    loop, turns = counted_loop()
+    loop, turns = counted_loop
     due, rider, strict, alone = (Timed(turns) for _ in range(4))
     start = time.monotonic()
     plan = {due: (0.3, 0.0), rider: (0.34, 0.2), strict: (0.36, 0.0), alone: (1.0, 0.05)}
@@ -248,10 +251,10 @@ def test_a_timer_that_may_go_early_goes_with_one_that_is_due_and_none_goes_late(
     assert alone.at >= start + 1.0 - 0.05
 
 
-def test_a_busy_loop_sends_no_timer_early():
+def test_a_busy_loop_sends_no_timer_early(counted_loop):
     """A wake-up for a socket (here a call from another thread) fires only the timers that are
     due: pings go early only on a wake-up of an otherwise idle loop."""
-    loop, turns = counted_loop()
+    loop, turns = counted_loop
     rider = Timed(turns)
     called = threading.Event()
     start = time.monotonic()
