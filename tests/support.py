@@ -12,8 +12,9 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
@@ -57,6 +58,19 @@ def app_config(zk_hosts: str, data_dir, **config) -> dict:
     switches it back on. The servers the end-to-end tests start keep it, as a class's server has
     it (``tests/hardening/server.py`` waits a refusal out, as a student is told to)."""
     return {"ZK_HOSTS": zk_hosts, "DATA_DIR": str(data_dir), "TESTING": True, "SHED_AFTER_MS": 0, **config}
+
+
+@contextmanager
+def running_app(zk_hosts: str, data_dir, **config) -> Iterator:
+    """An app of the test's own (``app_config``), closed at the end whatever happened: its
+    sandboxes' brokers, sessions and threads must not outlive the test into the next one."""
+    from web.app import create_app  # the pure tests import this module without the web layer
+
+    app = create_app(app_config(zk_hosts, data_dir, **config))
+    try:
+        yield app
+    finally:
+        app.extensions["kclab"].close()
 
 
 def pid_alive(pid: int) -> bool:

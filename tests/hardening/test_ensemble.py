@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from backend.zkserver.ensemble import ZooKeeperEnsemble
-from tests.support import app_config, wait_until
-from web.app import create_app
+from tests.support import running_app, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -19,35 +18,35 @@ def ensemble():
 
 
 def test_losing_one_server_of_three_is_a_record_not_an_outage(ensemble, tmp_path):
-    app = create_app(app_config(ensemble.hosts, tmp_path, ZK_CONTROL=ensemble))
-    client = app.test_client()
     victim = None
-    try:
-        box = client.post("/api/sandboxes", json={}).get_json()
-        headers = {"X-Sandbox-Token": box["token"]}
-        sandbox = app.extensions["kclab"].sandboxes.get(box["id"])
-        before = client.get(f"/api/sandboxes/{box['id']}/snapshot", headers=headers).get_json()["view"]
-        # The server most of the brokers talk to: the one whose loss they must ride out.
-        sessions = [b.session_id for b in sandbox.cluster.brokers.values()]
-        on = {n: sum(f"sid={sid}" in s.four_letter_word("cons") for sid in sessions)
-              for n, s in ensemble.servers.items()}
-        victim = max(on, key=on.get)
-        assert on[victim] >= 1, on
-        ensemble.stop_server(victim)
+    with running_app(ensemble.hosts, tmp_path, ZK_CONTROL=ensemble) as app:
+        client = app.test_client()
+        try:
+            box = client.post("/api/sandboxes", json={}).get_json()
+            headers = {"X-Sandbox-Token": box["token"]}
+            sandbox = app.extensions["kclab"].sandboxes.get(box["id"])
+            before = client.get(f"/api/sandboxes/{box['id']}/snapshot", headers=headers).get_json()["view"]
+            # The server most of the brokers talk to: the one whose loss they must ride out.
+            sessions = [b.session_id for b in sandbox.cluster.brokers.values()]
+            on = {n: sum(f"sid={sid}" in s.four_letter_word("cons") for sid in sessions)
+                  for n, s in ensemble.servers.items()}
+            victim = max(on, key=on.get)
+            assert on[victim] >= 1, on
+            ensemble.stop_server(victim)
 
-        def reconnected():
-            records = client.get(f"/api/sandboxes/{box['id']}/records?since=0", headers=headers).get_json()["records"]
-            states = [r["to_state"] for r in records if r["kind"] == "broker"]
-            return states.count("zk_reconnected") >= on[victim] and states
-        states = wait_until(reconnected, 30, "the brokers of the stopped server to reconnect elsewhere")
-        assert "session_lost" not in states and "zk_disconnected" in states
-        wait_until(lambda: client.get("/healthz").status_code == 200, 30, "/healthz ok again")
-        after = client.get(f"/api/sandboxes/{box['id']}/snapshot", headers=headers).get_json()["view"]
-        assert after["controller"] == before["controller"], "no new controller: nobody lost a session"
-        assert all(b["registered"] for b in after["brokers"].values())
-        assert client.post(f"/api/sandboxes/{box['id']}/faults", headers=headers,
-                           json={"op": "crash_broker", "broker": 2}).status_code == 200
-    finally:
-        if victim is not None and not ensemble.servers[victim].running:
-            ensemble.start_server(victim)
-        app.extensions["kclab"].close()
+            def reconnected():
+                records = client.get(f"/api/sandboxes/{box['id']}/records?since=0",
+                                     headers=headers).get_json()["records"]
+                states = [r["to_state"] for r in records if r["kind"] == "broker"]
+                return states.count("zk_reconnected") >= on[victim] and states
+            states = wait_until(reconnected, 30, "the brokers of the stopped server to reconnect elsewhere")
+            assert "session_lost" not in states and "zk_disconnected" in states
+            wait_until(lambda: client.get("/healthz").status_code == 200, 30, "/healthz ok again")
+            after = client.get(f"/api/sandboxes/{box['id']}/snapshot", headers=headers).get_json()["view"]
+            assert after["controller"] == before["controller"], "no new controller: nobody lost a session"
+            assert all(b["registered"] for b in after["brokers"].values())
+            assert client.post(f"/api/sandboxes/{box['id']}/faults", headers=headers,
+                               json={"op": "crash_broker", "broker": 2}).status_code == 200
+        finally:
+            if victim is not None and not ensemble.servers[victim].running:
+                ensemble.start_server(victim)

@@ -8,8 +8,7 @@ import threading
 
 import pytest
 
-from tests.support import app_config, wait_until
-from web.app import create_app
+from tests.support import running_app, wait_until
 
 
 class BlockingJob:
@@ -33,9 +32,9 @@ class BlockingJob:
 INSTRUCTOR = "stats-instructor-token"
 
 
-def make_app(zk_hosts, data_dir, job):
-    return create_app(app_config(zk_hosts, data_dir, START_BROADCASTER=False, STATS_RUN=job,
-                                 INSTRUCTOR_TOKEN=INSTRUCTOR))
+def stats_app(zk_hosts, data_dir, **config):
+    """An app for the statistics pages: the instructor's token, no broadcaster."""
+    return running_app(zk_hosts, data_dir, START_BROADCASTER=False, INSTRUCTOR_TOKEN=INSTRUCTOR, **config)
 
 
 def instructor_client(app):
@@ -47,9 +46,8 @@ def instructor_client(app):
 
 @pytest.fixture
 def empty(zk_hosts, tmp_path):
-    app = make_app(zk_hosts, tmp_path, BlockingJob())
-    yield instructor_client(app)
-    app.extensions["kclab"].close()
+    with stats_app(zk_hosts, tmp_path, STATS_RUN=BlockingJob()) as app:
+        yield instructor_client(app)
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +55,9 @@ def served(zk_hosts, stats_data):
     """An app whose DATA_DIR holds the end-to-end run's replay logs and statistics."""
     data = stats_data()
     job = BlockingJob()
-    app = make_app(zk_hosts, data, job)
-    yield instructor_client(app), job, app
-    job.release.set()
-    app.extensions["kclab"].close()
+    with stats_app(zk_hosts, data, STATS_RUN=job) as app:
+        yield instructor_client(app), job, app
+        job.release.set()
 
 
 def test_without_replay_logs_the_page_and_api_say_so(empty):
@@ -184,10 +181,8 @@ def test_run_on_the_real_job_uses_the_one_session_and_the_ingested_table(spark, 
     """Not a stand-in: Run starts the real job on the process's session; the progress goes from
     running (with phases, ingest first) to done, and a second Run parses no log again."""
     shutil.copytree(stats_run[0], tmp_path / "replays")
-    app = create_app(app_config(zk_hosts, tmp_path, START_BROADCASTER=False, INSTRUCTOR_TOKEN=INSTRUCTOR,
-                                STATS_MASTER="local[2]"))
-    client = instructor_client(app)
-    try:
+    with stats_app(zk_hosts, tmp_path, STATS_MASTER="local[2]") as app:
+        client = instructor_client(app)
         for _ in range(2):
             assert client.post("/api/stats/run").status_code == 202
 
@@ -197,8 +192,6 @@ def test_run_on_the_real_job_uses_the_one_session_and_the_ingested_table(spark, 
             progress = client.get("/api/stats/progress").get_json()
             assert progress["state"] == "done", progress
         summary = client.get("/api/stats/summary").get_json()
-    finally:
-        app.extensions["kclab"].close()
     assert summary["input"]["files"] == 12 and summary["ingest"]["read_files"] == 0
     assert summary["spark"]["master"] == spark.sparkContext.master
     assert (tmp_path / "stats-table" / "manifest.parquet").exists()

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import app_config
-from web.app import create_app
+from tests.support import running_app
 
 
 @pytest.fixture(scope="module")
 def app(zk_hosts, tmp_path_factory, request):
     """A module adds or overrides settings with a module-level ``APP_CONFIG`` dict."""
-    app = create_app(app_config(zk_hosts, tmp_path_factory.mktemp("data"), MAX_SANDBOXES=6,
-                                **getattr(request.module, "APP_CONFIG", {})))
-    yield app
-    app.extensions["kclab"].close()
+    config = {"MAX_SANDBOXES": 6, **getattr(request.module, "APP_CONFIG", {})}
+    with running_app(zk_hosts, tmp_path_factory.mktemp("data"), **config) as app:
+        yield app
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,7 @@ so a class larger than half the cap gets its second hand-out too."""
 
 from __future__ import annotations
 
-import pytest
-
-from tests.support import app_config, wait_until
-
+from tests.support import wait_until
 from web.capacity import MB_PER_SANDBOX, RESERVED_MB, SANDBOXES_PER_CORE, capacity, default_capacity
 
 INSTRUCTOR = "capacity-instructor-token"
@@ -23,13 +20,7 @@ def test_the_default_cap_is_what_memory_and_cores_hold():
     assert capacity(None).sandboxes >= 4 and capacity(7).sandboxes == 7 and "--max-sandboxes" in capacity(7).why
 
 
-@pytest.fixture(scope="module")
-def app(zk_hosts, tmp_path_factory):
-    from web.app import create_app
-    app = create_app(app_config(zk_hosts, tmp_path_factory.mktemp("data"), INSTRUCTOR_TOKEN=INSTRUCTOR,
-                                MAX_SANDBOXES=CAP))
-    yield app
-    app.extensions["kclab"].close()
+APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR, "MAX_SANDBOXES": CAP}  # tests/web/conftest.py's app
 
 
 def test_a_full_server_says_how_many_run_and_when_to_retry(app):

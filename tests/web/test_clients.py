@@ -5,35 +5,28 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import app_config
-from web.app import create_app
+from tests.support import running_app
 from web.clients import FaultRate
 from web.service import ApiError
 
 ONE_BROKER = {"cluster": {"brokers": [0]}}
 
 
-def make_app(zk_hosts, tmp_path, **config):
-    return create_app(app_config(zk_hosts, tmp_path, START_BROADCASTER=False, MAX_SANDBOXES_PER_CLIENT=1, **config))
-
-
-def close(app):
-    app.extensions["kclab"].close()
+def one_each(zk_hosts, tmp_path, **config):
+    """An app that gives each client one sandbox."""
+    return running_app(zk_hosts, tmp_path, START_BROADCASTER=False, MAX_SANDBOXES_PER_CLIENT=1, **config)
 
 
 @pytest.mark.parametrize("proxies,separate", [(1, True), (0, False)])
 def test_behind_a_trusted_proxy_each_forwarded_address_gets_its_own_share(zk_hosts, tmp_path, proxies, separate):
-    app = make_app(zk_hosts, tmp_path, TRUSTED_PROXIES=proxies)
-    client = app.test_client()
-    try:
+    with one_each(zk_hosts, tmp_path, TRUSTED_PROXIES=proxies) as app:
+        client = app.test_client()
         post = lambda who: client.post("/api/sandboxes", json=ONE_BROKER,  # noqa: E731
                                        headers={"X-Forwarded-For": who})
         assert post("10.0.0.1").status_code == 201
         assert post("10.0.0.1").status_code == 429
         other = post("10.0.0.2")
         assert other.status_code == (201 if separate else 429), other.get_json()
-    finally:
-        close(app)
 
 
 def test_the_fault_rate_refuses_beyond_the_burst_and_refills_with_time():

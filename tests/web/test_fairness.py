@@ -8,23 +8,15 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
-from tests.support import app_config, wait_until
+from tests.support import wait_until
 from web.broadcast import Broadcaster
 from web.fairness import MAX_BATCH, MAX_WAITING
 
 SMALL = {"cluster": {"brokers": [0, 1]}}
 
 
-@pytest.fixture(scope="module")
-def app(zk_hosts, tmp_path_factory):
-    """Without the app's own broadcaster, so that the test's decides what each round sends."""
-    from web.app import create_app
-    app = create_app(app_config(zk_hosts, tmp_path_factory.mktemp("data"), MAX_SANDBOXES=6, START_BROADCASTER=False,
-                                FAULTS_PER_SECOND=0))
-    yield app
-    app.extensions["kclab"].close()
+# tests/web/conftest.py's app, without its own broadcaster, so that the test's decides what each round sends
+APP_CONFIG = {"MAX_SANDBOXES": 6, "START_BROADCASTER": False, "FAULTS_PER_SECOND": 0}
 
 
 def _new(client) -> dict:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
-from tests.support import app_config, wait_until
+from tests.support import wait_until
 from web.handout import COPY_THREADS
 
 INSTRUCTOR = "handout-instructor-token"
@@ -17,13 +15,8 @@ IH = {"X-Instructor-Token": INSTRUCTOR}
 STUDENTS = 3
 
 
-@pytest.fixture(scope="module")
-def app(zk_hosts, tmp_path_factory):
-    from web.app import create_app
-    app = create_app(app_config(zk_hosts, tmp_path_factory.mktemp("data"), INSTRUCTOR_TOKEN=INSTRUCTOR,
-                                MAX_SANDBOXES=8, MAX_STUDENTS_PER_CLASS=STUDENTS, MAX_CLASSES=2))
-    yield app
-    app.extensions["kclab"].close()
+# tests/web/conftest.py's app
+APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR, "MAX_SANDBOXES": 8, "MAX_STUDENTS_PER_CLASS": STUDENTS, "MAX_CLASSES": 2}
 
 
 def finished(client, room) -> dict:

@@ -6,20 +6,10 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
-from tests.support import app_config, wait_until
+from tests.support import wait_until
 
 INSTRUCTOR = "teacher-secret"
-
-
-@pytest.fixture(scope="module")
-def app(zk_hosts, tmp_path_factory):
-    from web.app import create_app
-    app = create_app(app_config(zk_hosts, tmp_path_factory.mktemp("data"), INSTRUCTOR_TOKEN=INSTRUCTOR,
-                                MAX_SANDBOXES=12))
-    yield app
-    app.extensions["kclab"].close()
+APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR, "MAX_SANDBOXES": 12}  # tests/web/conftest.py's app
 
 
 def records(client, sandbox):

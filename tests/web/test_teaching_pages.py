@@ -6,22 +6,14 @@ the open question's tally)."""
 
 from __future__ import annotations
 
-import pytest
-
 from backend.lessons.loader import LESSONS_DIR, load_lesson
-from tests.support import app_config, wait_until
+from tests.support import wait_until
 
 INSTRUCTOR = "teacher-secret"
 IH = {"X-Instructor-Token": INSTRUCTOR}
 
 
-@pytest.fixture(scope="module")
-def app(zk_hosts, tmp_path_factory):
-    from web.app import create_app
-    app = create_app(app_config(zk_hosts, tmp_path_factory.mktemp("data"), INSTRUCTOR_TOKEN=INSTRUCTOR,
-                                MAX_SANDBOXES=6))
-    yield app
-    app.extensions["kclab"].close()
+APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR}  # tests/web/conftest.py's app (six places)
 
 
 def open_class(client, students=1):
