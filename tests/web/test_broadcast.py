@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 from socketio import packet
 
-from web.broadcast import Broadcaster, room
+from web.broadcast import SENDS_PER_SECOND, Broadcaster, room
 from web.sockets import JsonPacket
 
 
@@ -24,6 +24,7 @@ class _Sandbox:
     pending: list = field(default_factory=list)
     last_broadcast: float = 0.0
     drains: int = 0
+    watchers: int = 0
 
     def has_pending(self) -> bool:
         return bool(self.pending)
@@ -78,6 +79,28 @@ def test_a_sandbox_not_yet_due_keeps_its_records_and_sets_the_wait():
     assert [payload["sandbox"] for _, payload, _ in sent.emits] == ["due"]
     assert early.pending == [{"seq": 5}] and early.drains == 0
     assert 0 < wait <= broadcaster.interval
+
+
+def test_a_sandbox_watched_by_a_class_sends_fewer_bigger_batches_and_its_first_at_once():
+    """A batch is one socket message per watching page: a class demo's batches are spaced so
+    that they cost at most SENDS_PER_SECOND messages a second; a student's own are not."""
+    class_demo, own = _Sandbox("class", watchers=100), _Sandbox("own", watchers=1)
+    broadcaster = Broadcaster(_Sent(), _Manager([class_demo, own]))
+    assert broadcaster.interval_for(class_demo) == 100 / SENDS_PER_SECOND > broadcaster.interval
+    assert broadcaster.interval_for(own) == broadcaster.interval
+    # Both sent a batch a little longer ago than a student's sandbox waits between two.
+    sent_at = time.monotonic() - 1.5 * broadcaster.interval
+    for sandbox in (class_demo, own):
+        sandbox.last_broadcast = sent_at
+        sandbox.pending.append({"seq": 1})
+    wait = broadcaster.flush()
+    assert [payload["sandbox"] for _, payload, _ in broadcaster.socketio.emits] == ["own"]
+    assert class_demo.pending == [{"seq": 1}]
+    assert 0 < wait <= broadcaster.interval_for(class_demo) - 1.5 * broadcaster.interval
+    # After a quiet spell the class's first records go at once, as everyone's do.
+    class_demo.last_broadcast = time.monotonic() - 10
+    broadcaster.flush()
+    assert [payload["sandbox"] for _, payload, _ in broadcaster.socketio.emits] == ["own", "class"]
 
 
 RECORDS = {"sandbox": "s1", "head": 12, "records": [
