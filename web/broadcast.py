@@ -2,13 +2,14 @@
 
 A flood of one message per record was measured to drown 30 clients, so one background task
 sends each sandbox's new records to its room as one ``records`` message, at most
-``BATCHES_PER_SECOND`` times a second per sandbox. The first records after a quiet spell (a
-student's click) go out at once — the sandbox wakes the task — instead of waiting up to 1/15 s
-for the next tick; while records keep coming, each sandbox's next batch waits until 1/15 s
-after its last. A sandbox sends at most ``web.fairness.MAX_BATCH`` records a round, the one
-served longest ago first, so a flooding sandbox delays nobody else. Pages order records by
-``seq`` themselves (a catch-up batch sent on join may cross a live one), so batching never loses
-or reorders anything that matters.
+``BATCHES_PER_SECOND`` times a second per sandbox, and fewer for a sandbox so watched that its
+batches would cost more than ``SENDS_PER_SECOND`` socket messages a second (a class demo). The
+first records after a quiet spell (a student's click) go out at once — the sandbox wakes the
+task — instead of waiting for the next tick; while records keep coming, each sandbox's next
+batch waits until its interval (1/15 s for a student's own) after its last. A sandbox sends at
+most ``web.fairness.MAX_BATCH`` records a round, the one served longest ago first, so a flooding
+sandbox delays nobody else. Pages order records by ``seq`` themselves (a catch-up batch sent on
+join may cross a live one), so batching never loses or reorders anything that matters.
 """
 
 from __future__ import annotations
