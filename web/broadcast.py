@@ -111,7 +111,7 @@ class Broadcaster:
         for a sandbox watched by so many pages that its batches would cost more than
         :data:`SENDS_PER_SECOND` socket messages a second. The first records after a quiet spell
         still go at once."""
-        return max(self.interval, getattr(sandbox, "watchers", 0) / SENDS_PER_SECOND)
+        return max(self.interval, sandbox.watchers / SENDS_PER_SECOND)
 
     def flush(self) -> float:
         """Send every sandbox whose last batch is at least ``interval`` old its new records.
