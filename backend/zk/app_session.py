@@ -26,7 +26,7 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (ConnectionClosedError, ConnectionLoss, KazooException, NodeExistsError, NoNodeError,
                               NotEmptyError, OperationTimeoutError, SessionExpiredError)
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.retry import KazooRetry
+from kazoo.retry import KazooRetry, RetryFailedError
 
 from backend.zk.paths import KCLAB_ROOT
 
@@ -34,8 +34,10 @@ log = logging.getLogger(__name__)
 OWNERS_ROOT = "/kclab-owners"
 SESSION_TIMEOUT_S = 4.0
 CALL_TIMEOUT_S = 5.0
-ZK_ERRORS = (ConnectionLoss, ConnectionClosedError, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
-"""kazoo's ways of saying ZooKeeper did not answer."""
+ZK_ERRORS = (ConnectionLoss, ConnectionClosedError, SessionExpiredError, OperationTimeoutError, KazooTimeoutError,
+             RetryFailedError)
+"""kazoo's ways of saying ZooKeeper did not answer (``RetryFailedError``: a read that kept
+retrying through a dropped connection until its deadline, ``operator.READ_DEADLINE_S``)."""
 _STATES = {KazooState.CONNECTED: "connected", KazooState.SUSPENDED: "suspended", KazooState.LOST: "lost"}
 
 
