@@ -45,15 +45,18 @@ class Served:
 
     def call_as_student(self, method: str, path: str, body=None, headers: dict | None = None,
                         timeout: float = 30.0, attempts: int = 10) -> tuple[int, dict, dict]:
-        """``call``, but a refusal as overloaded (web/load_guard.py) is waited out as the page
-        tells a student to: after its Retry-After, at most ``attempts`` times. A test that loads
-        the server on purpose must not fail because the server, rightly, said it was behind."""
+        """``call``, but a refusal as overloaded (web/load_guard.py) or because ZooKeeper did not
+        answer (web/zk_health.py) is waited out as the page tells a student to: after its
+        Retry-After, at most ``attempts`` times. A test that loads the server, or takes ZooKeeper
+        away, on purpose must not fail because the server, rightly, said so."""
         for _ in range(attempts):
             status, parsed, got = self.call(method, path, body, headers, timeout=timeout)
-            if not (status == 503 and parsed.get("overloaded")):
+            if not (status == 503 and (parsed.get("overloaded") or parsed.get("zookeeper") == "unreachable")):
                 break
-            assert parsed["retry_after"] == int(got["Retry-After"]) > 0, (parsed, got)
-            time.sleep(parsed["retry_after"])  # the server's own Retry-After, not a guess at a duration
+            retry_after = int(got["Retry-After"])
+            assert retry_after > 0, (parsed, got)
+            assert not parsed.get("overloaded") or parsed["retry_after"] == retry_after, (parsed, got)
+            time.sleep(retry_after)  # the server's own Retry-After, not a guess at a duration
         return status, parsed, got
 
     def worker_pid(self) -> int:
