@@ -10,6 +10,14 @@ batch waits until its interval (1/15 s for a student's own) after its last. A sa
 most ``web.fairness.MAX_BATCH`` records a round, the one served longest ago first, so a flooding
 sandbox delays nobody else. Pages order records by ``seq`` themselves (a catch-up batch sent on
 join may cross a live one), so batching never loses or reorders anything that matters.
+
+With several workers, a batch goes through the message queue (Redis) only while a page on another
+worker follows its sandbox (``Sandbox.remote_watchers``); otherwise it goes to this worker's pages
+alone. Every batch published is decoded by every worker's one listener thread, and with each
+student's batches published too, that thread fell half a second behind at 200 students
+(docs/performance.md, issue 14, twenty-fourth round). Nothing is missed by a page that starts
+following from another worker: the owner counts it before taking the snapshot it is given, so a
+batch sent to this worker's pages alone before that is in the snapshot or its catch-up.
 """
 
 from __future__ import annotations
@@ -139,7 +147,8 @@ class Broadcaster:
                 # without waiting for a later record to reveal the gap.
                 try:
                     self.socketio.emit("records", {"sandbox": sandbox.id, "records": records,
-                                                   "head": records[-1]["seq"]}, to=room(sandbox.id))
+                                                   "head": records[-1]["seq"]}, to=room(sandbox.id),
+                                       ignore_queue=not sandbox.remote_watchers)
                 except Exception:  # noqa: BLE001 - pages fetch the gap; the other sandboxes still get theirs
                     log.exception("sending sandbox %s its records failed", sandbox.id)
         return wait

@@ -33,6 +33,9 @@ class Sandbox:
     created: float = field(default_factory=time.monotonic)
     last_active: float = field(default_factory=time.monotonic)
     watchers: int = 0
+    remote_watchers: int = 0
+    """Of ``watchers``, the pages connected to other workers (``web/scaleout/routes.py``'s
+    follow): only while there are any must this sandbox's batches go through the message queue."""
     replay: ReplayWriter | None = None
     view: dict = field(default_factory=page.empty_view)
     pending: list[dict] = field(default_factory=list)

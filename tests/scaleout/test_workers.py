@@ -6,6 +6,7 @@ say so, and every other sandbox goes on."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -151,6 +152,67 @@ def test_a_class_on_one_worker_is_followed_from_the_other_through_a_reload(pair)
     by_seq = {r["seq"]: r for r in owner_records["records"]}
     assert all(got[seq] == by_seq[seq] for seq in after)
     second.close()
+
+
+class Queue:
+    """The message queue's channel as a worker sees it: the sandboxes whose ``records`` batches
+    were published to every worker, with the seqs each batch held."""
+
+    CHANNEL = "flask-socketio"
+
+    def __init__(self, shared):
+        self.listener = shared.pubsub(ignore_subscribe_messages=True)
+        self.listener.subscribe(self.CHANNEL)
+        self.published: dict[str, set[int]] = {}
+
+    def seqs(self, sandbox_id) -> set[int]:
+        while (message := self.listener.get_message(timeout=0.05)) is not None:
+            data = json.loads(message["data"])
+            if data.get("method") == "emit" and data.get("event") == "records":
+                [payload] = data["data"]
+                self.published.setdefault(payload["sandbox"], set()).update(r["seq"] for r in payload["records"])
+        return self.published.get(sandbox_id, set())
+
+    def close(self):
+        self.listener.close()
+
+
+def test_only_a_sandbox_followed_from_the_other_worker_is_published_to_it(pair, shared):
+    """Each worker decodes every batch published: a sandbox watched only on its own worker goes
+    to its pages alone; once a page on the other worker follows it, its batches go through the
+    queue, and that page misses nothing after its snapshot."""
+    a, b = pair
+    box = _new(a)
+    owner, other = (b, a) if _held_by_b(b, shared, box) else (a, b)
+    queue, here = Queue(shared), Page(owner)
+    there = None
+    try:
+        assert here.ask("join", {"sandbox": box["id"], "token": box["token"]})["ok"]
+        status, first, _ = owner.call("POST", f"/api/sandboxes/{box['id']}/faults", {"op": "stop_broker", "broker": 1},
+                                      headers=_h(box))
+        assert status == 200, first
+        wait_until(lambda: first["seq"] in here.seqs(box["id"]), 20, "the fault's record on the owner's page")
+        sent_alone = set(here.seqs(box["id"]))  # sent before any page elsewhere followed
+        there = Page(other)
+        joined = there.ask("join", {"sandbox": box["id"], "token": box["token"]})
+        assert joined["ok"], joined
+        status, second, _ = other.call("POST", f"/api/sandboxes/{box['id']}/faults",
+                                       {"op": "start_broker", "broker": 1}, headers=_h(box))
+        assert status == 200, second
+        wait_until(lambda: second["seq"] in queue.seqs(box["id"]), 20, "the second fault's records in the queue")
+        wait_until(lambda: second["seq"] in there.seqs(box["id"]), 20, "the second fault's record on the other page")
+        # Published in order by the owner: had the first batches gone through the queue, they
+        # would have come before the second fault's.
+        assert not queue.seqs(box["id"]) & sent_alone
+        assert here.seqs(box["id"]) >= {second["seq"]}  # the owner's page still gets every batch
+        snapshot_seq = joined["snapshot"]["seq"]
+        assert set(range(snapshot_seq + 1, second["seq"] + 1)) <= there.seqs(box["id"])  # nothing lost
+    finally:
+        for page in (here, there):
+            if page is not None:
+                page.close()
+        queue.close()
+        _close(a, box)
 
 
 def test_a_hand_out_asked_of_the_other_worker_reaches_students_and_instructor_there(pair):

@@ -25,6 +25,7 @@ class _Sandbox:
     last_broadcast: float = 0.0
     drains: int = 0
     watchers: int = 0
+    remote_watchers: int = 0
 
     def has_pending(self) -> bool:
         return bool(self.pending)
@@ -47,9 +48,12 @@ class _Manager:
 class _Sent:
     def __init__(self):
         self.emits: list[tuple[str, dict, str]] = []
+        self.local_only: list[str] = []
 
-    def emit(self, event, payload, to=None):
+    def emit(self, event, payload, to=None, ignore_queue=False):
         self.emits.append((event, payload, to))
+        if ignore_queue:
+            self.local_only.append(payload["sandbox"])
 
 
 def test_a_round_drains_only_the_sandboxes_holding_records_in_fair_order():
@@ -101,6 +105,19 @@ def test_a_sandbox_watched_by_a_class_sends_fewer_bigger_batches_and_its_first_a
     class_demo.last_broadcast = time.monotonic() - 10
     broadcaster.flush()
     assert [payload["sandbox"] for _, payload, _ in broadcaster.socketio.emits] == ["own", "class"]
+
+
+def test_only_a_sandbox_followed_from_another_worker_sends_through_the_message_queue():
+    """Every worker decodes every batch published to the queue: a student's own sandbox,
+    watched only by pages on its own worker, must not be published at all. The real queue
+    carries (and does not carry) these batches in tests/scaleout/test_workers.py."""
+    mine, followed = _Sandbox("mine", watchers=1), _Sandbox("followed", watchers=3, remote_watchers=2)
+    sent = _Sent()
+    for sandbox in (mine, followed):
+        sandbox.pending.append({"seq": 1})
+    Broadcaster(sent, _Manager([mine, followed])).flush()
+    assert sorted(payload["sandbox"] for _, payload, _ in sent.emits) == ["followed", "mine"]
+    assert sent.local_only == ["mine"]
 
 
 RECORDS = {"sandbox": "s1", "head": 12, "records": [
