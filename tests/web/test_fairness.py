@@ -65,7 +65,7 @@ class _Sent:
     def __init__(self):
         self.batches: list[tuple[str, int]] = []
 
-    def emit(self, event, payload, to=None):
+    def emit(self, event, payload, to=None, ignore_queue=False):
         self.batches.append((payload["sandbox"], len(payload["records"])))
 
     def start_background_task(self, target):
