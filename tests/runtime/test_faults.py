@@ -46,7 +46,9 @@ def test_stop_then_restart_rejoins_the_isr(start_cluster):
     wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0, 1], 10, "broker 2 to leave the ISR")
     assert apply_fault(cluster, "start_broker", {"broker": 2}).ok
     wait_until(lambda: cluster.inspect()["partitions"]["t-0"]["isr"] == [0, 1, 2], 15, "broker 2 to rejoin the ISR")
-    expanded = recorder.of("isr", to_state="expanded")
+    # The controller's write shows in ``inspect`` before leader 0 has read the AlterIsr answer
+    # and said so: wait for its record (CI once read the recorder in between).
+    expanded = wait_until(lambda: recorder.of("isr", to_state="expanded"), 10, "leader 0's record of the expansion")
     # 2.8's default protocol: leader 0 asked (AlterIsr), the controller wrote
     assert expanded and expanded[-1].broker_id == 0 and expanded[-1].detail["written_by"] == "controller"
     assert expanded[-1].leader_epoch == cluster.inspect()["partitions"]["t-0"]["leader_epoch"]  # no bump
