@@ -13,9 +13,9 @@ join may cross a live one), so batching never loses or reorders anything that ma
 
 With several workers, a batch goes through the message queue (Redis) only while a page on another
 worker follows its sandbox (``Sandbox.remote_watchers``); otherwise it goes to this worker's pages
-alone. Every batch published is decoded by every worker's one listener thread, and with each
-student's batches published too, that thread fell half a second behind at 200 students
-(docs/performance.md, issue 14, twenty-fourth round). Nothing is missed by a page that starts
+alone. Every batch published is decoded by every other worker, on the one thread that reads the
+queue; with each student's batches published too, records reached pages half a second after they
+were made at 200 students on two workers (docs/performance.md, issue 14, twenty-fourth round). Nothing is missed by a page that starts
 following from another worker: the owner counts it before taking the snapshot it is given, so a
 batch sent to this worker's pages alone before that is in the snapshot or its catch-up.
 """

@@ -85,6 +85,22 @@ class Sandbox:
     def touch(self) -> None:
         self.last_active = time.monotonic()
 
+    def followed(self, elsewhere: bool = False) -> None:
+        """A page starts following this sandbox: a watched sandbox is never reaped as idle.
+        ``elsewhere``: the page is connected to another worker, so this sandbox's batches must go
+        through the message queue from now on — counted before the page's snapshot is taken, so a
+        batch sent to this worker's pages alone is in that snapshot."""
+        self.watchers += 1
+        if elsewhere:
+            self.remote_watchers += 1
+
+    def unfollowed(self, elsewhere: bool = False) -> None:
+        """A page stopped following (as :meth:`followed` counted it); idle from now."""
+        self.watchers = max(0, self.watchers - 1)
+        if elsewhere:
+            self.remote_watchers = max(0, self.remote_watchers - 1)
+        self.touch()
+
     def describe(self) -> dict[str, Any]:
         spec = self.cluster.spec
         return {"id": self.id, "mode": self.mode, "status": "closed" if self.closed else "running",

@@ -166,7 +166,7 @@ def watch(sid: str, sandbox) -> None:
     watching = _state().watching.setdefault(sid, set())
     if sandbox.id not in watching:
         watching.add(sandbox.id)
-        sandbox.watchers += 1
+        sandbox.followed()
 
 
 def forget(sid: str, sandbox_id: str) -> None:
@@ -175,8 +175,7 @@ def forget(sid: str, sandbox_id: str) -> None:
         watching[sid].discard(sandbox_id)
         sandbox = _manager().get(sandbox_id)
         if sandbox is not None:
-            sandbox.watchers = max(0, sandbox.watchers - 1)
-            sandbox.touch()
+            sandbox.unfollowed()
         elif _state().workers is not None:
             routes.unfollow_elsewhere(sandbox_id)
 

@@ -99,8 +99,7 @@ def _follow(sandbox_id, token) -> dict:
     """A socket on another worker follows this sandbox: counted as a watcher (never reaped while
     watched); its snapshot, the records after it and its description."""
     sandbox = sandbox_for(_state().sandboxes, sandbox_id, token)
-    sandbox.watchers += 1
-    sandbox.remote_watchers += 1  # before the snapshot: every batch after it goes through the queue
+    sandbox.followed(elsewhere=True)  # before the snapshot: every batch after it goes through the queue
     snapshot = sandbox.snapshot()
     return {"snapshot": snapshot, "sandbox": sandbox.describe(),
             "catch_up": [r.to_dict() for r in sandbox.bus.since(snapshot["seq"] + 1)]}
@@ -109,9 +108,7 @@ def _follow(sandbox_id, token) -> dict:
 def _unfollow(sandbox_id) -> None:
     sandbox = _state().sandboxes.get(sandbox_id)
     if sandbox is not None:
-        sandbox.watchers = max(0, sandbox.watchers - 1)
-        sandbox.remote_watchers = max(0, sandbox.remote_watchers - 1)
-        sandbox.touch()
+        sandbox.unfollowed(elsewhere=True)
 
 
 def unfollow_elsewhere(sandbox_id: str) -> None:
