@@ -76,6 +76,13 @@ class Sandbox:
         with self.lock:
             return {"seq": self.view["seq"], "view": copy.deepcopy(self.view)}
 
+    def snapshot_with_catch_up(self) -> tuple[dict[str, Any], list[dict]]:
+        """The snapshot a page starts from and the records made after it, as dicts. Taken after the
+        page was counted and joined the room, so a record made at any moment is in the snapshot, in
+        the catch-up, or in a later batch (perhaps twice: pages dedupe by ``seq``)."""
+        snapshot = self.snapshot()
+        return snapshot, [r.to_dict() for r in self.bus.since(snapshot["seq"] + 1)]
+
     def drain(self, limit: int = MAX_BATCH) -> list[dict]:
         """The oldest ``limit`` records waiting to be sent (the rest wait for the next round)."""
         with self.lock:

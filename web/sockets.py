@@ -114,8 +114,7 @@ def follow_remote(owner: str, sandbox_id: str, token, call: str = "follow", *arg
         leave_room(room(sandbox_id))
         raise
     _state().watching.setdefault(request.sid, set()).add(sandbox_id)
-    if followed["catch_up"]:
-        emit("records", {"sandbox": sandbox_id, "records": followed["catch_up"]})
+    _catch_up(sandbox_id, followed["catch_up"])
     return followed
 
 
@@ -124,11 +123,16 @@ def follow(sandbox) -> dict:
     after the snapshot it is given (returned, for the join's answer)."""
     join_room(room(sandbox.id))
     watch(request.sid, sandbox)
-    snapshot = sandbox.snapshot()
-    catch_up = [r.to_dict() for r in sandbox.bus.since(snapshot["seq"] + 1)]
-    if catch_up:
-        emit("records", {"sandbox": sandbox.id, "records": catch_up})
+    snapshot, catch_up = sandbox.snapshot_with_catch_up()
+    _catch_up(sandbox.id, catch_up)
     return snapshot
+
+
+def _catch_up(sandbox_id: str, records: list[dict]) -> None:
+    """The records after a joining socket's snapshot, to that socket alone. It is connected to this
+    worker, so the emit skips the message queue (no other worker has anything to deliver)."""
+    if records:
+        emit("records", {"sandbox": sandbox_id, "records": records}, ignore_queue=True)
 
 
 def on_leave(data):

@@ -157,8 +157,9 @@ def test_a_class_on_one_worker_is_followed_from_the_other_through_a_reload(pair)
 
 class Queue:
     """The message queue's channel as a worker sees it: the sandboxes whose ``records`` batches
-    were published to their room on every worker, with the seqs each batch held (a join's
-    catch-up, sent to the one joining socket, is published too, and is not counted)."""
+    were published to their room on every worker, with the seqs each batch held (only batches to
+    the sandbox's room count; a join's catch-up goes to the joining socket without the queue,
+    ``tests/web/test_sockets.py``)."""
 
     CHANNEL = "flask-socketio"
 

@@ -4,6 +4,7 @@ client rewires the server it is attached to)."""
 from __future__ import annotations
 
 from backend.view import page
+from web.broadcast import room
 from tests.support import wait_until
 
 
@@ -131,3 +132,28 @@ def test_a_failing_broadcast_round_is_logged_and_the_broadcaster_goes_on(app, mo
     assert ack["ok"], ack
     wait_until(lambda: received_records(client, sandbox["id"]), 10, "records after the failed round")
     assert "one bad round" in caplog.text
+
+
+def test_a_join_catch_up_goes_to_the_joining_socket_alone(app, monkeypatch):
+    """Records made between a page's snapshot and its first batch come as its catch-up: to that
+    socket only (not the room), and not through the message queue — the socket is this worker's,
+    so another worker has nothing to deliver. A catch-up is a race in real use (the view folds each
+    record as it is made), so the snapshot is made three records old here."""
+    sandbox = app.test_client().post("/api/sandboxes", json={"cluster": {"brokers": [0], "topics": {}}}).get_json()
+    other = connect(app)
+    assert other.emit("join", {"sandbox": sandbox["id"], "token": sandbox["token"]}, callback=True)["ok"]
+    other.get_received()
+    held = app.extensions["kclab"].sandboxes.get(sandbox["id"])
+    real = held.snapshot()
+    monkeypatch.setattr(held, "snapshot", lambda: {**real, "seq": real["seq"] - 3})
+    manager, emits = app.extensions["kclab"].socketio.server.manager, []
+    manager_emit = manager.emit
+    monkeypatch.setattr(manager, "emit", lambda *a, **k: emits.append(k) or manager_emit(*a, **k))
+    client = connect(app)
+    joined = client.emit("join", {"sandbox": sandbox["id"], "token": sandbox["token"]}, callback=True)
+    assert joined["ok"] and joined["snapshot"]["seq"] == real["seq"] - 3
+    assert [r["seq"] for r in received_records(client, sandbox["id"])] == [real["seq"] - 2, real["seq"] - 1, real["seq"]]
+    assert [k["ignore_queue"] for k in emits if k.get("room") != room(sandbox["id"])] == [True]
+    assert not [r for r in received_records(other, sandbox["id"]) if r["seq"] <= real["seq"]]
+    client.disconnect()
+    other.disconnect()

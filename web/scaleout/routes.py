@@ -100,9 +100,8 @@ def _follow(sandbox_id, token) -> dict:
     watched); its snapshot, the records after it and its description."""
     sandbox = sandbox_for(_state().sandboxes, sandbox_id, token)
     sandbox.followed(elsewhere=True)  # before the snapshot: every batch after it goes through the queue
-    snapshot = sandbox.snapshot()
-    return {"snapshot": snapshot, "sandbox": sandbox.describe(),
-            "catch_up": [r.to_dict() for r in sandbox.bus.since(snapshot["seq"] + 1)]}
+    snapshot, catch_up = sandbox.snapshot_with_catch_up()
+    return {"snapshot": snapshot, "sandbox": sandbox.describe(), "catch_up": catch_up}
 
 
 def _unfollow(sandbox_id) -> None:
