@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 from socketio import packet
 
+from tests.web.sent_emits import SentEmits
 from web.broadcast import SENDS_PER_SECOND, Broadcaster, room
 from web.sockets import JsonPacket
 
@@ -45,27 +46,16 @@ class _Manager:
         return list(self.sandboxes)
 
 
-class _Sent:
-    def __init__(self):
-        self.emits: list[tuple[str, dict, str]] = []
-        self.local_only: list[str] = []
-
-    def emit(self, event, payload, to=None, ignore_queue=False):
-        self.emits.append((event, payload, to))
-        if ignore_queue:
-            self.local_only.append(payload["sandbox"])
-
-
 def test_a_round_drains_only_the_sandboxes_holding_records_in_fair_order():
     sandboxes = [_Sandbox(f"s{i}", last_broadcast=float(i)) for i in range(200)]
     waiting = [sandboxes[150], sandboxes[7], sandboxes[99]]
     for n, sandbox in enumerate(waiting):
         sandbox.pending.append({"seq": n + 1})
-    sent = _Sent()
+    sent = SentEmits()
     broadcaster = Broadcaster(sent, _Manager(sandboxes))
     broadcaster.flush()
     # Served longest ago first (7, 99, 150), each its own records, to its own room.
-    assert [(payload["sandbox"], payload["records"], payload["head"], to) for _, payload, to in sent.emits] == [
+    assert [(payload["sandbox"], payload["records"], payload["head"], to) for payload, to in ((e.payload, e.to) for e in sent.emits)] == [
         ("s7", [{"seq": 2}], 2, room("s7")), ("s99", [{"seq": 3}], 3, room("s99")),
         ("s150", [{"seq": 1}], 1, room("s150"))]
     # The 197 idle sandboxes were not drained: a round's cost follows the sandboxes with records.
@@ -74,13 +64,13 @@ def test_a_round_drains_only_the_sandboxes_holding_records_in_fair_order():
 
 def test_a_sandbox_not_yet_due_keeps_its_records_and_sets_the_wait():
     early, due = _Sandbox("early"), _Sandbox("due")
-    sent = _Sent()
+    sent = SentEmits()
     broadcaster = Broadcaster(sent, _Manager([early, due]))
     early.pending.append({"seq": 5})
     due.pending.append({"seq": 9})
     early.last_broadcast = time.monotonic()  # it has just sent a batch
     wait = broadcaster.flush()
-    assert [payload["sandbox"] for _, payload, _ in sent.emits] == ["due"]
+    assert [e.payload["sandbox"] for e in sent.emits] == ["due"]
     assert early.pending == [{"seq": 5}] and early.drains == 0
     assert 0 < wait <= broadcaster.interval
 
@@ -89,7 +79,7 @@ def test_a_sandbox_watched_by_a_class_sends_fewer_bigger_batches_and_its_first_a
     """A batch is one socket message per watching page: a class demo's batches are spaced so
     that they cost at most SENDS_PER_SECOND messages a second; a student's own are not."""
     class_demo, own = _Sandbox("class", watchers=100), _Sandbox("own", watchers=1)
-    broadcaster = Broadcaster(_Sent(), _Manager([class_demo, own]))
+    broadcaster = Broadcaster(SentEmits(), _Manager([class_demo, own]))
     assert broadcaster.interval_for(class_demo) == 100 / SENDS_PER_SECOND > broadcaster.interval
     assert broadcaster.interval_for(own) == broadcaster.interval
     # Both sent a batch a little longer ago than a student's sandbox waits between two.
@@ -98,13 +88,13 @@ def test_a_sandbox_watched_by_a_class_sends_fewer_bigger_batches_and_its_first_a
         sandbox.last_broadcast = sent_at
         sandbox.pending.append({"seq": 1})
     wait = broadcaster.flush()
-    assert [payload["sandbox"] for _, payload, _ in broadcaster.socketio.emits] == ["own"]
+    assert [e.payload["sandbox"] for e in broadcaster.socketio.emits] == ["own"]
     assert class_demo.pending == [{"seq": 1}]
     assert 0 < wait <= broadcaster.interval_for(class_demo) - 1.5 * broadcaster.interval
     # After a quiet spell the class's first records go at once, as everyone's do.
     class_demo.last_broadcast = time.monotonic() - 10
     broadcaster.flush()
-    assert [payload["sandbox"] for _, payload, _ in broadcaster.socketio.emits] == ["own", "class"]
+    assert [e.payload["sandbox"] for e in broadcaster.socketio.emits] == ["own", "class"]
 
 
 def test_only_a_sandbox_followed_from_another_worker_sends_through_the_message_queue():
@@ -112,12 +102,12 @@ def test_only_a_sandbox_followed_from_another_worker_sends_through_the_message_q
     watched only by pages on its own worker, must not be published at all. The real queue
     carries (and does not carry) these batches in tests/scaleout/test_workers.py."""
     mine, followed = _Sandbox("mine", watchers=1), _Sandbox("followed", watchers=3, remote_watchers=2)
-    sent = _Sent()
+    sent = SentEmits()
     for sandbox in (mine, followed):
         sandbox.pending.append({"seq": 1})
     Broadcaster(sent, _Manager([mine, followed])).flush()
-    assert sorted(payload["sandbox"] for _, payload, _ in sent.emits) == ["followed", "mine"]
-    assert sent.local_only == ["mine"]
+    assert sorted(e.payload["sandbox"] for e in sent.emits) == ["followed", "mine"]
+    assert sent.local_only() == ["mine"]
 
 
 RECORDS = {"sandbox": "s1", "head": 12, "records": [

@@ -5,10 +5,10 @@ and their outcomes, never on timings."""
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from tests.support import wait_until
+from tests.web.sent_emits import SentEmits
 from web.broadcast import Broadcaster
 from web.fairness import MAX_BATCH, MAX_WAITING
 
@@ -58,25 +58,11 @@ def test_a_flood_of_faults_queues_in_its_own_sandbox_and_the_others_go_on(app):
             manager.close(sandbox["id"])
 
 
-class _Sent:
-    """Collects what the broadcaster emits (its socketio): the real emit is exercised by every
-    socket test; this one looks at which records go in which round."""
-
-    def __init__(self):
-        self.batches: list[tuple[str, int]] = []
-
-    def emit(self, event, payload, to=None, ignore_queue=False):
-        self.batches.append((payload["sandbox"], len(payload["records"])))
-
-    def start_background_task(self, target):
-        return threading.Thread(target=target, daemon=True)
-
-
 def test_a_backlog_goes_out_in_bounded_batches_behind_the_others(app):
     client = app.test_client()
     manager = app.extensions["kclab"].sandboxes
     flooding, quiet = (manager.get(_new(client)["id"]) for _ in range(2))
-    sent = _Sent()
+    sent = SentEmits()
     broadcaster = Broadcaster(sent, manager)
     try:
         for sandbox in (flooding, quiet):
@@ -86,13 +72,13 @@ def test_a_backlog_goes_out_in_bounded_batches_behind_the_others(app):
         quiet.pending.append({"seq": 1})
         flooding.last_broadcast, quiet.last_broadcast = 1.0, 2.0  # both due; the flood was served longest ago
         broadcaster.flush()
-        assert sent.batches == [(flooding.id, MAX_BATCH), (quiet.id, 1)]
+        assert sent.batches() == [(flooding.id, MAX_BATCH), (quiet.id, 1)]
         # Next round: the flood has just been served, so the quiet sandbox's new record goes first.
         quiet.pending.append({"seq": 2})
         flooding.last_broadcast, quiet.last_broadcast = 2.0, 1.0
-        sent.batches.clear()
+        sent.emits.clear()
         broadcaster.flush()
-        assert sent.batches == [(quiet.id, 1), (flooding.id, MAX_BATCH)]
+        assert sent.batches() == [(quiet.id, 1), (flooding.id, MAX_BATCH)]
         assert [r["seq"] for r in flooding.pending] == list(range(2 * MAX_BATCH, 3 * MAX_BATCH + 7))  # nothing lost
     finally:
         broadcaster.stop()
