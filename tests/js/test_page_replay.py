@@ -143,3 +143,17 @@ def test_batches_that_cross_repeat_and_leave_records_out_end_in_the_same_view(pa
     assert_shows(page, records, records[-1]["seq"], "live")
     page.wait_for_function(f"window.kclab.store.first === 0 && window.kclab.store.count === {len(records)}")
     assert page.evaluate("window.kclab.store.duplicates") > 0
+
+
+def test_a_rejected_request_in_a_burst_too_big_to_animate_is_still_shown(page, site, replay):
+    """A live page that gets more records in one frame than it animates (a batch of a busy
+    server) draws them without motion, but a request answered in that burst just happened: the
+    zombie's bounced request stays on the cluster for its few seconds, as when it is animated.
+    (Only a jump — a scrub, a seek — makes answered requests history.)"""
+    _, name, records = replay
+    rejected = next(r for r in records if r.get("outcome") == "rejected_stale_epoch" and r["kind"] == "request")
+    before = [r["seq"] for r in records if r["seq"] < rejected["seq"]][-40]
+    # 1,500 records a second come as 100 a batch: more than a frame animates, fewer than a jump.
+    page.goto(f"{site}/?replay=/replays/{name}&rate=1500&snapshot={before}")
+    page.wait_for_selector("g.request.rejected", timeout=5_000)
+    assert "STALE_CONTROLLER_EPOCH" in page.locator("g.request.rejected").first.text_content()

@@ -121,8 +121,9 @@ export function createClusterView(container, {onBrokerClick}) {
         shown.push({key, ...r});
         continue;
       }
-      // first seen answered: now — or, after a jump, long ago (answered requests are history)
-      if (!done.has(key)) done.set(key, ctx.animate ? now : -Infinity);
+      // First seen answered: now — or, after a jump (a scrub, a seek), long ago: answered requests
+      // are history. A live burst too big to animate is no jump: the zombie's bounce is shown still.
+      if (!done.has(key)) done.set(key, ctx.jumped ? -Infinity : now);
       if (now - done.get(key) < (SHOW_DONE_MS[r.state] ?? 900)) shown.push({key, ...r});
     }
     for (const key of done.keys()) if (!(key in view.requests)) done.delete(key);
