@@ -127,6 +127,38 @@ function status(text) {
   $('connection').textContent = text;
 }
 
+let busyTick = null;
+
+/** No place on the server yet: say why and when the page asks again (counting down), with a
+ *  button to ask at once — a student who saw a classmate close a sandbox need not wait. */
+function waitForPlace({seconds, reason, tryNow}) {
+  const box = $('busy');
+  const until = Date.now() + seconds * 1000;
+  const show = () => {
+    const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
+    box.querySelector('.busy-text').textContent = `No sandbox yet: ${reason}. The page asks again in ${left} s.`;
+  };
+  clearInterval(busyTick);
+  show();
+  busyTick = setInterval(show, 1000);
+  box.querySelector('button').onclick = tryNow;
+  box.hidden = false;
+  status('waiting for a place on the server…');
+}
+
+function placeFound() {
+  clearInterval(busyTick);
+  $('busy').hidden = true;
+}
+
+async function openWhenThereIsRoom(options = {}) {
+  try {
+    return await openSandbox(api, {...options, onWait: waitForPlace});
+  } finally {
+    placeFound();
+  }
+}
+
 function startSource(next) {
   source?.close();
   source = next;
@@ -168,7 +200,7 @@ async function joinFailed(message) {
   controls.alerts.error(`Could not join the sandbox: ${message}`);
   if (source?.kind !== 'sandbox') return;
   try {
-    const sandbox = await openSandbox(api); // gone from the server? then this makes a new one
+    const sandbox = await openWhenThereIsRoom(); // gone from the server? then this makes a new one
     if (sandbox.id !== source.id) {
       controls.alerts.info(`Started a new sandbox (${sandbox.id}).`);
       startSource(sandboxSource(api, await socketIo(), sandbox));
@@ -183,7 +215,7 @@ async function createSandbox(cluster) {
   status('creating a sandbox…');
   try {
     const old = source;
-    const sandbox = await openSandbox(api, {cluster, fresh: true});
+    const sandbox = await openWhenThereIsRoom({cluster, fresh: true});
     if (old?.kind === 'sandbox') old.remove();
     startSource(sandboxSource(api, await socketIo(), sandbox));
     controls.alerts.info(`New sandbox ${sandbox.id}: brokers ${sandbox.cluster?.brokers?.join(', ') ?? '?'}.`);
@@ -239,7 +271,7 @@ async function boot() {
     }
     status('opening the sandbox…');
     // The vocabulary first: the broker menu asks it when each fault applies.
-    const [sandbox, io] = await Promise.all([openSandbox(api), socketIo(), loadVocabulary()]);
+    const [sandbox, io] = await Promise.all([openWhenThereIsRoom(), socketIo(), loadVocabulary()]);
     startSource(sandboxSource(api, io, sandbox));
     if (!sandbox.lesson) {
       maybeWelcome({teaching, api, alerts: controls.alerts, before: $('lesson')});

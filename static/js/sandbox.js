@@ -4,6 +4,7 @@
  * (snapshot, then live records) with the HTTP API for missing ranges and for faults when the
  * socket is down.
  */
+import {whenThereIsRoom} from './busy-retry.js';
 import {rememberToken} from './replay-access.js';
 import {connectSandbox} from './socket.js';
 
@@ -36,8 +37,9 @@ export async function adoptSandbox(api, sandbox) {
   rememberSandbox(sandbox);
 }
 
-/** The saved sandbox if the server still has it, else a new one: {id, token, cluster, resumed}. */
-export async function openSandbox(api, {cluster = undefined, fresh = false} = {}) {
+/** The saved sandbox if the server still has it, else a new one: {id, token, cluster, resumed}.
+ *  A server too busy to start one now is asked again when it says (`onWait` is told each wait). */
+export async function openSandbox(api, {cluster = undefined, fresh = false, onWait = undefined} = {}) {
   const saved = fresh ? null : savedSandbox();
   if (saved) {
     try {
@@ -48,7 +50,7 @@ export async function openSandbox(api, {cluster = undefined, fresh = false} = {}
       forgetSandbox(); // the server no longer has it (restarted, or it expired): make a new one
     }
   }
-  const created = await api.createSandbox(cluster ?? {});
+  const created = await whenThereIsRoom(() => api.createSandbox(cluster ?? {}), {onWait});
   rememberSandbox(created);
   return {id: created.id, token: created.token, cluster: created.cluster, mode: created.mode, lesson: created.lesson,
     resumed: false};

@@ -62,12 +62,13 @@ def kclab_server(zk_hosts, tmp_path_factory):
 
 
 @contextmanager
-def serving(zk_hosts: str, data_dir: Path):
-    """``kclab serve`` on ``data_dir`` in a child process until the block ends (SIGTERM, then kill)."""
+def serving(zk_hosts: str, data_dir: Path, *options: str):
+    """``kclab serve`` on ``data_dir`` (and ``options``) in a child process until the block ends
+    (SIGTERM, then kill)."""
     port = free_port()
     env = {**os.environ, "KCLAB_INSTRUCTOR_TOKEN": INSTRUCTOR_TOKEN, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "web.cli", "serve", "--zk", zk_hosts, "--port", str(port),
-                             "--data-dir", str(data_dir), "--threads", "64", "--workers", "1"],
+                             "--data-dir", str(data_dir), "--threads", "64", "--workers", "1", *options],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = LineReader(proc.stdout)
     try:
