@@ -4,8 +4,8 @@ client rewires the server it is attached to)."""
 from __future__ import annotations
 
 from backend.view import page
-from web.broadcast import room
 from tests.support import wait_until
+from web.broadcast import room
 
 
 def connect(app):
@@ -157,3 +157,4 @@ def test_a_join_catch_up_goes_to_the_joining_socket_alone(app, monkeypatch):
     assert not [r for r in received_records(other, sandbox["id"]) if r["seq"] <= real["seq"]]
     client.disconnect()
     other.disconnect()
+    app.test_client().delete(f"/api/sandboxes/{sandbox['id']}", headers={"X-Sandbox-Token": sandbox["token"]})
