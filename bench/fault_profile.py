@@ -33,7 +33,6 @@ import os
 import sys
 import threading
 import time
-import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,6 +71,17 @@ def _by_kind(before: dict[int, int], after: dict[int, int], ended: set[int]) -> 
     return by_kind
 
 
+def _caller_outside_kazoo() -> str:
+    """``module.function`` of the nearest frame outside kazoo that made a ZooKeeper call. A walk
+    up the frames, not ``traceback.extract_stack``: that reads each frame's source line (an
+    ``os.stat`` per frame), and its cost landed on the calling thread — a controller's own
+    figure was inflated by the bench's counting."""
+    frame = sys._getframe(2)
+    while frame is not None and "/kazoo/" in frame.f_code.co_filename:
+        frame = frame.f_back
+    return f"{Path(frame.f_code.co_filename).stem}.{frame.f_code.co_name}" if frame is not None else "?"
+
+
 def measure(hosts: str, sandboxes: int, rate: float, seconds: float, idle_seconds: float = 5.0) -> dict:
     from kazoo.client import KazooClient
 
@@ -86,9 +96,7 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float, idle_second
 
     def counted_call(client, request, async_object):
         if counting.is_set():
-            caller = next((f"{Path(f.filename).stem}.{f.name}" for f in reversed(traceback.extract_stack(limit=8)[:-1])
-                           if "/kazoo/" not in f.filename), "?")
-            requests[f"{type(request).__name__} {caller}"] += 1
+            requests[f"{type(request).__name__} {_caller_outside_kazoo()}"] += 1
         return original_call(client, request, async_object)
 
     KazooClient._call = counted_call
