@@ -15,9 +15,10 @@ With several workers, a batch goes through the message queue (Redis) only while 
 worker follows its sandbox (``Sandbox.remote_watchers``); otherwise it goes to this worker's pages
 alone. Every batch published is decoded by every other worker, on the one thread that reads the
 queue; with each student's batches published too, records reached pages half a second after they
-were made at 200 students on two workers (docs/performance.md, issue 14, twenty-fourth round). Nothing is missed by a page that starts
-following from another worker: the owner counts it before taking the snapshot it is given, so a
-batch sent to this worker's pages alone before that is in the snapshot or its catch-up.
+were made at 200 students on two workers (docs/performance.md, issue 14, twenty-fourth round).
+Nothing is missed by a page that starts following from another worker: the owner counts it before
+taking the snapshot it is given, so a batch sent to this worker's pages alone before that is in
+the snapshot or its catch-up.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def test_a_round_drains_only_the_sandboxes_holding_records_in_fair_order():
     broadcaster = Broadcaster(sent, _Manager(sandboxes))
     broadcaster.flush()
     # Served longest ago first (7, 99, 150), each its own records, to its own room.
-    assert [(payload["sandbox"], payload["records"], payload["head"], to) for payload, to in ((e.payload, e.to) for e in sent.emits)] == [
+    assert [(e.payload["sandbox"], e.payload["records"], e.payload["head"], e.to) for e in sent.emits] == [
         ("s7", [{"seq": 2}], 2, room("s7")), ("s99", [{"seq": 3}], 3, room("s99")),
         ("s150", [{"seq": 1}], 1, room("s150"))]
     # The 197 idle sandboxes were not drained: a round's cost follows the sandboxes with records.
