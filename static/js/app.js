@@ -128,6 +128,7 @@ function status(text) {
 }
 
 let busyTick = null;
+let busyOwner = null; // the wait whose countdown the box shows (a boot's and a "New sandbox…" may overlap)
 
 /** No place on the server yet: say why and when the page asks again (counting down), with a
  *  button to ask at once — a student who saw a classmate close a sandbox need not wait. */
@@ -152,10 +153,18 @@ function placeFound() {
 }
 
 async function openWhenThereIsRoom(options = {}) {
+  const me = {};
+  const onWait = (wait) => {
+    busyOwner = me;
+    waitForPlace(wait);
+  };
   try {
-    return await openSandbox(api, {...options, onWait: waitForPlace});
+    return await openSandbox(api, {...options, onWait});
   } finally {
-    placeFound();
+    if (busyOwner === me) { // another wait's countdown stays up
+      busyOwner = null;
+      placeFound();
+    }
   }
 }
 
