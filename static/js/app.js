@@ -5,7 +5,9 @@
  * The page root (<body id="app">) carries data-seq (the last applied seq) and data-mode.
  */
 import {Api} from './api.js';
+import {whenThereIsRoom} from './busy-retry.js';
 import {choose, createControls} from './controls.js';
+import {createBusyNotice} from './controls/busy-notice.js';
 import {RecordStore} from './records.js';
 import {replaySource} from './replay-source.js';
 import {replayOptions, startReplayMode} from './replay-mode.js';
@@ -34,6 +36,9 @@ let vocabulary = null;
 let frame = null;
 let pending = {jumped: true, applied: 0, records: []};
 const KEEP_APPLIED = 500; // records handed to the views per frame (for one-off effects), the newest
+// A new sandbox asked of a busy server waits for a place, saying so (a boot's, "New sandbox…", a lesson's).
+const busy = createBusyNotice($('busy'), {onShow: () => status('waiting for a place on the server…')});
+const waitForRoom = (attempt) => busy.during((onWait) => whenThereIsRoom(attempt, {onWait}));
 
 const controls = createControls({
   palette: $('palette'), playback: $('playback'), errors: $('errors'), infos: $('infos'),
@@ -47,7 +52,7 @@ const views = [ // the timeline first: it sets a scroll offset, which lays out i
   createPartitionsView($('partitions')),
   createControllerView($('controllers')),
   createZookeeperView($('zookeeper')),
-  createLessonView($('lesson'), {teaching, api, store, getSource: () => source, switchSandbox,
+  createLessonView($('lesson'), {teaching, api, store, getSource: () => source, switchSandbox, waitForRoom,
     alerts: controls.alerts}), // last: it highlights what the views above drew
 ];
 // Kafka's rules and the space-time diagram (views/protocol.js), before the lesson panel, which highlights them.
@@ -127,45 +132,8 @@ function status(text) {
   $('connection').textContent = text;
 }
 
-let busyTick = null;
-let busyOwner = null; // the wait whose countdown the box shows (a boot's and a "New sandbox…" may overlap)
-
-/** No place on the server yet: say why and when the page asks again (counting down), with a
- *  button to ask at once — a student who saw a classmate close a sandbox need not wait. */
-function waitForPlace({seconds, reason, tryNow}) {
-  const box = $('busy');
-  const until = Date.now() + seconds * 1000;
-  const show = () => {
-    const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
-    box.querySelector('.busy-text').textContent = `No sandbox yet: ${reason}. The page asks again in ${left} s.`;
-  };
-  clearInterval(busyTick);
-  show();
-  busyTick = setInterval(show, 1000);
-  box.querySelector('button').onclick = tryNow;
-  box.hidden = false;
-  status('waiting for a place on the server…');
-}
-
-function placeFound() {
-  clearInterval(busyTick);
-  $('busy').hidden = true;
-}
-
-async function openWhenThereIsRoom(options = {}) {
-  const me = {};
-  const onWait = (wait) => {
-    busyOwner = me;
-    waitForPlace(wait);
-  };
-  try {
-    return await openSandbox(api, {...options, onWait});
-  } finally {
-    if (busyOwner === me) { // another wait's countdown stays up
-      busyOwner = null;
-      placeFound();
-    }
-  }
+function openWhenThereIsRoom(options = {}) {
+  return busy.during((onWait) => openSandbox(api, {...options, onWait}));
 }
 
 function startSource(next) {

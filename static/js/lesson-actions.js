@@ -13,8 +13,10 @@
  */
 const WALKTHROUGH_KEY = 'kclab.walkthrough'; // the lesson a "Try it yourself" copy came from
 
-/** -> actionsFor(source): the source's lesson actions, or null (one object per source). */
-export function lessonActions({teaching, api, switchSandbox}) {
+/** -> actionsFor(source): the source's lesson actions, or null (one object per source).
+ *  `waitForRoom(attempt)`: the page's way to ask a busy server again for a new sandbox
+ *  (busy-retry.js, with its notice); Back, Restart, Try and the next lesson each need one. */
+export function lessonActions({teaching, api, switchSandbox, waitForRoom = (attempt) => attempt()}) {
   const actionsCache = new WeakMap();
 
   function actionsFor(source) {
@@ -29,7 +31,7 @@ export function lessonActions({teaching, api, switchSandbox}) {
 
   function walkthroughActions(source) {
     const call = (action, body) => teaching.lessonAction(source.id, source.token, action, body);
-    const rewind = async (action, body) => switchSandbox(await call(action, body));
+    const rewind = async (action, body) => switchSandbox(await waitForRoom(() => call(action, body)));
     return {
       role: 'walkthrough', me: 'student', lessonKey: source.sandbox.lesson,
       next: () => call('continue'),
@@ -37,7 +39,7 @@ export function lessonActions({teaching, api, switchSandbox}) {
       replay: (step) => rewind('replay', {step}),
       restart: () => rewind('restart'),
       startLesson: async (id) => {
-        const next = await teaching.startWalkthrough(id);
+        const next = await waitForRoom(() => teaching.startWalkthrough(id));
         await switchSandbox(next);
         await api.deleteSandbox(source.id, source.token).catch(() => null);
       },

@@ -6,7 +6,9 @@
  * survives a reload there like any sandbox does.
  */
 import {Api} from './api.js';
+import {whenThereIsRoom} from './busy-retry.js';
 import {createAlerts} from './controls/alerts.js';
+import {createBusyNotice} from './controls/busy-notice.js';
 import {readProgress} from './course.js';
 import {adoptSandbox} from './sandbox.js';
 import {TeachingApi} from './teaching-api.js';
@@ -16,11 +18,13 @@ const $ = (id) => document.getElementById(id);
 const alerts = createAlerts($('errors'), $('infos'));
 const api = new Api();
 const teaching = new TeachingApi();
+const busy = createBusyNotice($('busy'));
 
 async function startWalkthrough(lesson) {
   let sandbox;
   try {
-    sandbox = await teaching.startWalkthrough(lesson.id);
+    // A full or busy server is asked again when it says, as the main page does for a sandbox.
+    sandbox = await busy.during((onWait) => whenThereIsRoom(() => teaching.startWalkthrough(lesson.id), {onWait}));
   } catch (error) {
     alerts.error(`Could not start “${lesson.title}”: ${error.message}`);
     return;

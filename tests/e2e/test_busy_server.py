@@ -1,6 +1,7 @@
 """A page opened on a server with no place for its sandbox waits for one instead of dying: it says
 why and when it asks again (the server's Retry-After), and gets its sandbox once a place frees —
-at once when the student presses "Try now" (static/js/busy-retry.js)."""
+at once when the student presses "Try now" (static/js/busy-retry.js). The lessons page's
+"Start the walkthrough" waits the same way."""
 
 from __future__ import annotations
 
@@ -32,3 +33,17 @@ def test_a_full_server_gives_the_waiting_page_its_sandbox_once_a_place_frees(new
         saved = json.loads(second.evaluate("localStorage.getItem('kclab.sandbox')"))
         assert saved["id"] != first_id
         assert not page_errors(second)
+
+        # The lessons page waits the same way for a walkthrough's place.
+        lessons = new_page()
+        lessons.goto(f"{server.url}lessons")
+        lessons.click('.lesson-card button[data-action="walkthrough"] >> nth=0')
+        lessons.wait_for_selector("#busy:not([hidden])")
+        assert "asks again in" in lessons.locator("#busy .busy-text").text_content()
+        second.close()
+        status, answer = server.api("DELETE", f"/api/sandboxes/{saved['id']}",
+                                    headers={"X-Sandbox-Token": saved["token"]})
+        assert status in (200, 204), answer
+        lessons.locator("#busy .try-now").click()
+        lessons.wait_for_url(server.url)  # the walkthrough started: the main page plays it
+        assert not page_errors(lessons)

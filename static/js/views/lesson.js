@@ -24,7 +24,8 @@ import {createQuestions} from './lesson-questions.js';
 const OPS = {say: 'narration', pause: 'pause', predict: 'question'};
 
 /** options: {teaching, api, store, getSource(), switchSandbox(sandbox), alerts}. */
-export function createLessonView(container, {teaching, api, store, getSource, switchSandbox, alerts}) {
+export function createLessonView(container, {teaching, api, store, getSource, switchSandbox, waitForRoom,
+  alerts}) {
   const root = d3.select(container).classed('lesson-panel', true).attr('aria-labelledby', 'h-lesson');
   const top = root.append('div').attr('class', 'lesson-top');
   const heading = top.append('h2').attr('id', 'h-lesson');
@@ -47,7 +48,7 @@ export function createLessonView(container, {teaching, api, store, getSource, sw
   const outlineList = outline.append('ol');
 
   const outlines = new Map(); // lesson key -> {steps, title} | null while loading
-  const actionsFor = lessonActions({teaching, api, switchSandbox});
+  const actionsFor = lessonActions({teaching, api, switchSandbox, waitForRoom});
   let course = null; // GET /api/lessons: the parts (for "next lesson") and the titles
   let busy = null; // what is in flight ("Going on…"), buttons disabled meanwhile
   let lastKey = '';
