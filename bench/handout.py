@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.app_server import AppServer  # noqa: E402
+from bench.app_server import AppServer, Refused  # noqa: E402
 from bench.measure import latency_stats, log, machine  # noqa: E402
 
 INSTRUCTOR = {"X-Instructor-Token": "bench-instructor-token"}
@@ -42,15 +42,22 @@ def call(server: AppServer, method: str, path: str, body=None, expect=(200, 201,
 
 
 def probe(server: AppServer, sandbox: dict, stop: threading.Event, out: list[float]) -> None:
-    """A student breaking their own cluster: crash and start broker 0 in turn, one at a time (the
-    turn is kept in ``sandbox`` from one probe to the next)."""
+    """A student breaking their own cluster: stop and start broker 0 in turn, one at a time (the
+    turn is kept in ``sandbox`` from one probe to the next), as ``classroom.py``'s students do. A
+    stop, not a crash: a crashed broker cannot start again until its session expires, 0.5 s later.
+    A refused fault is counted in ``sandbox["refused"]``, and the turn stays."""
     while not stop.is_set():
-        n = sandbox["faults"] = sandbox.get("faults", -1) + 1
-        op = "crash_broker" if n % 2 == 0 else "start_broker"
+        n = sandbox.get("faults", 0)
+        op = "stop_broker" if n % 2 == 0 else "start_broker"
         started = time.perf_counter()
-        server.api("POST", f"/api/sandboxes/{sandbox['id']}/faults", {"op": op, "broker": 0}, token=sandbox["token"],
-                   address=sandbox["address"])
-        out.append((time.perf_counter() - started) * 1000)
+        try:
+            server.api("POST", f"/api/sandboxes/{sandbox['id']}/faults", {"op": op, "broker": 0},
+                       token=sandbox["token"], address=sandbox["address"])
+        except Refused as refused:
+            sandbox.setdefault("refused", []).append(f"{op}: {refused.status} {refused.body.get('error', '')[:120]}")
+        else:
+            out.append((time.perf_counter() - started) * 1000)
+            sandbox["faults"] = n + 1
         stop.wait(0.5)
 
 
@@ -101,7 +108,8 @@ def run(args, zk_hosts: str, data: Path, copy_threads: str) -> dict:
             result["probe_during"] = latency_stats(during)
             rounds.append(result)
             log(f"{copy_threads} copy threads, hand-out {n + 1}: {json.dumps(result)}")
-        return {"copy_threads": int(copy_threads), "probe_quiet": latency_stats(quiet), "handouts": rounds}
+        return {"copy_threads": int(copy_threads), "probe_quiet": latency_stats(quiet), "handouts": rounds,
+                "probe_refused": sandbox.get("refused", [])}
     finally:
         server.stop()
 
