@@ -232,8 +232,11 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         log(f"[{name}] serving at {server.url}; creating up to {args.accept_up_to} sandboxes")
         rss0 = tree_rss_mb(server.proc.pid)
         overloaded: list[str] = []
+        c0, t0 = tree_cpu(server.proc.pid), time.monotonic()
         created, refusal = accept(server, args.accept_up_to, overloaded)
         accepted = len(created)
+        creation = {"s": round(time.monotonic() - t0, 1),  # the class start: every student opens a page
+                    "server_cpu_ms_each": round(1000 * (tree_cpu(server.proc.pid) - c0) / max(1, accepted), 1)}
         time.sleep(5)
         rss_per_sandbox = (tree_rss_mb(server.proc.pid) - rss0) / max(1, accepted)
         log(f"[{name}] accepted {accepted}; refusal: {refusal}")
@@ -286,7 +289,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     return {
         "variant": name, "serve_args": list(serve_args), "loadavg_at_start": [round(x, 2) for x in load],
         "accepted": accepted, "refused_with": refusal, "students": joined,
-        "creations_refused_as_overloaded": len(overloaded),
+        "creations_refused_as_overloaded": len(overloaded), "creating_them": creation,
         "server_rss_mb_per_sandbox": round(rss_per_sandbox, 2),
         "idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / max(1, len(created)), 3),
         "server_cpu_ms_per_fault": round(1000 * max(0.0, (c2 - c1) - idle_rate * window) / max(1, applied), 1),
