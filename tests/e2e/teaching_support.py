@@ -4,12 +4,14 @@ a sandbox's chroot), the pages' testable DOM, and the instructor's page."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
+import requests
 from kazoo.exceptions import NoNodeError
 
-from tests.support import close_client, started_client
+from tests.support import close_client, started_client, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -65,6 +67,27 @@ def broker_action(page, broker, action: str) -> None:
     """Open a broker's menu and click one of its actions, as a student does."""
     page.click(f'button.broker[data-broker-id="{broker}"]')
     page.click(f'[role="menu"] [role="menuitem"][data-action="{action}"]')
+
+
+def broker_action_carried_out(page, server, broker, action: str, state: str, timeout_s: float = 60) -> None:
+    """``broker_action``, clicked again as a student would when the server answered that it is
+    overloaded ("your action was not carried out; try again in 2 s": ``web/load_guard.py``, which
+    a loaded CI machine can set off), until ``broker`` shows ``state``. Any other refusal fails.
+    Old messages are dismissed first, so only this action's answer is read."""
+    done = f'button.broker[data-broker-id="{broker}"][data-state="{state}"]'
+    refused = '#errors .message.error'
+    deadline = time.monotonic() + timeout_s
+    while True:
+        for dismiss in page.locator(f"{refused} .dismiss").all():
+            dismiss.click()
+        broker_action(page, broker, action)
+        page.wait_for_selector(f"{done}, {refused}", timeout=max(1, deadline - time.monotonic()) * 1000)
+        if page.locator(done).count():
+            return
+        message = page.inner_text(refused)
+        assert "overloaded" in message, message
+        wait_until(lambda: not requests.get(f"{server.url}healthz", timeout=5).json()["load"]["shedding"],
+                   max(1, deadline - time.monotonic()), "the server to catch up")
 
 
 def open_instructor(new_page, server, name: str = "Ada"):
