@@ -63,26 +63,25 @@ def wait_brokers_alive(page, count: int = 3) -> None:
                            " && document.querySelector('.crown[data-controller]') !== null")
 
 
-def broker_action(page, broker, action: str) -> None:
-    """Open a broker's menu and click one of its actions, as a student does."""
-    page.click(f'button.broker[data-broker-id="{broker}"]')
-    page.click(f'[role="menu"] [role="menuitem"][data-action="{action}"]')
+def broker_action(page, broker, action: str, server=None, timeout_s: float = 60) -> None:
+    """Open a broker's menu and click one of its actions, as a student does.
 
-
-def broker_action_carried_out(page, server, broker, action: str, state: str, timeout_s: float = 60) -> None:
-    """``broker_action``, clicked again as a student would when the server answered that it is
-    overloaded ("your action was not carried out; try again in 2 s": ``web/load_guard.py``, which
-    a loaded CI machine can set off), until ``broker`` shows ``state``. Any other refusal fails.
-    Old messages are dismissed first, so only this action's answer is read."""
-    done = f'button.broker[data-broker-id="{broker}"][data-state="{state}"]'
-    refused = '#errors .message.error'
+    With ``server``, wait for the page to show the server's answer, and click again as a student
+    would while it answers that it is overloaded ("your action was not carried out; try again in
+    2 s": ``web/load_guard.py``, which a loaded CI machine can set off; CI, stop 41), once
+    ``/healthz`` says it caught up. Any other refusal fails. Earlier messages are dismissed first,
+    so only this action's answer is read."""
+    answered, refused = "#infos .message.info, #errors .message.error", "#errors .message.error"
     deadline = time.monotonic() + timeout_s
     while True:
-        for dismiss in page.locator(f"{refused} .dismiss").all():
-            dismiss.click()
-        broker_action(page, broker, action)
-        page.wait_for_selector(f"{done}, {refused}", timeout=max(1, deadline - time.monotonic()) * 1000)
-        if page.locator(done).count():
+        if server is not None:  # what the student's × does to each (an info also goes by itself)
+            page.evaluate("() => document.querySelectorAll('#infos .message, #errors .message').forEach((m) => m.remove())")
+        page.click(f'button.broker[data-broker-id="{broker}"]')
+        page.click(f'[role="menu"] [role="menuitem"][data-action="{action}"]')
+        if server is None:
+            return
+        page.wait_for_selector(answered, timeout=max(1, deadline - time.monotonic()) * 1000)
+        if not page.locator(refused).count():
             return
         message = page.inner_text(refused)
         assert "overloaded" in message, message

@@ -14,8 +14,8 @@ the background; the instructor's page shows the hand-out's progress).
 from __future__ import annotations
 
 from tests.e2e.conftest import page_errors
-from tests.e2e.teaching_support import (broker_action, broker_action_carried_out, open_instructor, page_leaders,
-                                        screenshot, shown_source, wait_brokers_alive, zk_leaders)
+from tests.e2e.teaching_support import (broker_action, open_instructor, page_leaders, screenshot, shown_source,
+                                        wait_brokers_alive, zk_leaders)
 from tests.e2e.teaching_support import zk_of  # noqa: F401 (a fixture)
 from tests.support import wait_until
 
@@ -176,7 +176,8 @@ def test_a_class_follows_the_instructor_answers_and_gets_private_copies(new_page
     for page, copy in zip(students, copies):
         live = next(b for b in ("0", "1", "2")
                     if page.get_attribute(f'button.broker[data-broker-id="{b}"]', "data-state") == "alive")
-        broker_action_carried_out(page, kclab_server, live, "crash", "crashed")
+        broker_action(page, live, "crash", server=kclab_server)
+        page.wait_for_selector(f'button.broker[data-broker-id="{live}"][data-state="crashed"]')
         copy_zk = zk_of(copy)
         wait_until(lambda: copy_zk.exists(f"/brokers/ids/{live}") is None, 10,
                    f"broker {live} of copy {copy} to leave ZooKeeper")

@@ -16,6 +16,7 @@ import pytest
 from kazoo.exceptions import NoNodeError
 
 from tests.e2e.conftest import page_errors
+from tests.e2e.teaching_support import broker_action
 from tests.support import close_client, started_client, wait_until
 
 TOPIC = "t"
@@ -117,11 +118,6 @@ def shown_equals_zookeeper(page, client):
     return shown if same else Mismatch(shown, truth)
 
 
-def broker_action(page, broker: int, action: str):
-    page.click(f'button.broker[data-broker-id="{broker}"]')
-    page.click(f'[role="menu"] [role="menuitem"][data-action="{action}"]')
-
-
 def test_a_controller_crash_moves_the_crown_and_the_leaders_as_zookeeper_says(new_page, kclab_server, zk_of):
     page, _, _, chroot = open_sandbox_page(new_page, kclab_server)
     zk = zk_of(chroot)
@@ -130,7 +126,7 @@ def test_a_controller_crash_moves_the_crown_and_the_leaders_as_zookeeper_says(ne
     assert len(before["partitions"]) == 3 and all(p["leader"] in "012" for p in before["partitions"].values())
     old, led = before["controller"], [k for k, p in before["partitions"].items() if p["leader"] == str(before["controller"])]
 
-    broker_action(page, old, "crash")
+    broker_action(page, old, "crash", server=kclab_server)
 
     # A crash is noticed when ZooKeeper expires the session: 18 s (Kafka's default timeout) of
     # silence, then an election and the leaders' moves. 30 s left too little of a loaded machine.
@@ -150,7 +146,7 @@ def test_scrubbing_back_shows_the_earlier_cluster_and_going_live_returns(new_pag
     zk = zk_of(chroot)
     before = wait_until(lambda: shown_equals_zookeeper(page, zk), 20, "the page to show what ZooKeeper holds")
     victim = next(b for b in (0, 1, 2) if b != before["controller"])
-    broker_action(page, victim, "crash")
+    broker_action(page, victim, "crash", server=kclab_server)
     after = wait_until(lambda: (s := shown_equals_zookeeper(page, zk)) and s["brokers"][str(victim)] == "crashed"
                        and all(p["leader"] != str(victim) and str(victim) not in p["isr"].split(",")
                                for p in s["partitions"].values()) and s, 30,
@@ -231,7 +227,7 @@ def test_a_paused_controller_past_its_session_is_a_zombie_whose_requests_bounce(
                  .filter((r) => r.from === from && r.epoch === epoch && r.state === 'applied').map((r) => r.to)).size"""
     wait_until(lambda: page.evaluate(heard, [new["controller"], new["epoch"]]) >= 2, 30,
                "both live brokers to apply the new controller's requests")
-    broker_action(page, controller, "resume")
+    broker_action(page, controller, "resume", server=kclab_server)
     # The zombie's LeaderAndIsr requests come back rejected (drawn bouncing, for a few seconds)...
     # (a leader's AlterIsr the zombie finds in its queue is refused too, NOT_CONTROLLER: not its request)
     page.wait_for_selector("g.request.rejected:not([data-request^='AlterIsr'])", timeout=20_000)
