@@ -75,7 +75,8 @@ def broker_action(page, broker, action: str, server=None, timeout_s: float = 60)
     deadline = time.monotonic() + timeout_s
     while True:
         if server is not None:  # what the student's × does to each (an info also goes by itself)
-            page.evaluate("() => document.querySelectorAll('#infos .message, #errors .message').forEach((m) => m.remove())")
+            page.evaluate("() => document.querySelectorAll('#infos .message, #errors .message')"
+                          ".forEach((m) => m.remove())")
         page.click(f'button.broker[data-broker-id="{broker}"]')
         page.click(f'[role="menu"] [role="menuitem"][data-action="{action}"]')
         if server is None:

@@ -154,29 +154,6 @@ def test_a_settle_counts_only_what_it_froze_while_another_cluster_closes():
     _in_own_process("settle_during_close_scenario")
 
 
-def test_a_start_among_running_clusters_does_not_walk_the_frozen_heap_but_the_first_counts_it():
-    """``gc.get_freeze_count()`` visits every frozen object holding the interpreter: 48 ms with
-    100 sandboxes, twice a start, while the worker's other sandboxes waited (issue 14, twenty-sixth
-    round). Only a quiet process's first start may read it, for what the process froze itself."""
-    _in_own_process("first_start_counts_scenario")
-
-
-def first_start_counts_scenario() -> None:
-    fake = _SlowFreezeGc()
-    fake.held.set()
-    heap.gc = fake
-    fake.count = 7_000  # the process's own objects, frozen by itself
-    assert heap.settle() == 500
-    assert fake.calls == ["get_freeze_count", "freeze"] and heap._frozen == 7_500
-    fake.young = 300
-    assert heap.settle() == 300
-    assert fake.calls[2:] == ["freeze"] and heap._frozen == 7_800  # counted as frozen, not walked
-    heap.release(300)
-    assert fake.calls[3:] == []  # a twenty-sixth of the frozen heap closed: it waits, frozen
-    heap.release(500)
-    assert fake.calls[3:] == ["unfreeze"] and heap._frozen == 0  # the last close unfreezes
-
-
 def settle_during_close_scenario() -> None:
     fake = _SlowFreezeGc()
     heap.gc = fake
@@ -198,6 +175,29 @@ def settle_during_close_scenario() -> None:
     assert counted == [500]  # what this settle froze, whatever the close did meanwhile
     # and neither walked the frozen heap to count it (get_freeze_count), with a cluster running
     assert fake.calls == ["freeze", "unfreeze", "collect", "freeze"]
+
+
+def test_a_start_among_running_clusters_does_not_walk_the_frozen_heap_but_the_first_counts_it():
+    """``gc.get_freeze_count()`` visits every frozen object holding the interpreter: 48 ms with
+    100 sandboxes, twice a start, while the worker's other sandboxes waited (issue 14, twenty-sixth
+    round). Only a quiet process's first start may read it, for what the process froze itself."""
+    _in_own_process("first_start_counts_scenario")
+
+
+def first_start_counts_scenario() -> None:
+    fake = _SlowFreezeGc()
+    fake.held.set()
+    heap.gc = fake
+    fake.count = 7_000  # the process's own objects, frozen by itself
+    assert heap.settle() == 500
+    assert fake.calls == ["get_freeze_count", "freeze"] and heap._frozen == 7_500
+    fake.young = 300
+    assert heap.settle() == 300
+    assert fake.calls[2:] == ["freeze"] and heap._frozen == 7_800  # counted as frozen, not walked
+    heap.release(300)
+    assert fake.calls[3:] == []  # a twenty-sixth of the frozen heap closed: it waits, frozen
+    heap.release(500)
+    assert fake.calls[3:] == ["unfreeze"] and heap._frozen == 0  # the last close unfreezes
 
 
 def test_the_pause_log_has_a_line_per_collection_with_its_generation_and_length(tmp_path):
