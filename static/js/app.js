@@ -5,7 +5,6 @@
  * The page root (<body id="app">) carries data-seq (the last applied seq) and data-mode.
  */
 import {Api} from './api.js';
-import {whenThereIsRoom} from './busy-retry.js';
 import {choose, createControls} from './controls.js';
 import {createBusyNotice} from './controls/busy-notice.js';
 import {RecordStore} from './records.js';
@@ -38,7 +37,7 @@ let pending = {jumped: true, applied: 0, records: []};
 const KEEP_APPLIED = 500; // records handed to the views per frame (for one-off effects), the newest
 // A new sandbox asked of a busy server waits for a place, saying so (a boot's, "New sandbox…", a lesson's).
 const busy = createBusyNotice($('busy'), {onShow: () => status('waiting for a place on the server…')});
-const waitForRoom = (attempt) => busy.during((onWait) => whenThereIsRoom(attempt, {onWait}));
+const waitForRoom = (attempt) => busy.retrying(attempt);
 
 const controls = createControls({
   palette: $('palette'), playback: $('playback'), errors: $('errors'), infos: $('infos'),

@@ -6,7 +6,6 @@
  * survives a reload there like any sandbox does.
  */
 import {Api} from './api.js';
-import {whenThereIsRoom} from './busy-retry.js';
 import {createAlerts} from './controls/alerts.js';
 import {createBusyNotice} from './controls/busy-notice.js';
 import {readProgress} from './course.js';
@@ -24,7 +23,7 @@ async function startWalkthrough(lesson) {
   let sandbox;
   try {
     // A full or busy server is asked again when it says, as the main page does for a sandbox.
-    sandbox = await busy.during((onWait) => whenThereIsRoom(() => teaching.startWalkthrough(lesson.id), {onWait}));
+    sandbox = await busy.retrying(() => teaching.startWalkthrough(lesson.id));
   } catch (error) {
     alerts.error(`Could not start “${lesson.title}”: ${error.message}`);
     return;

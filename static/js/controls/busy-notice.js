@@ -1,3 +1,5 @@
+import {whenThereIsRoom} from '../busy-retry.js';
+
 /**
  * What a page shows while it waits for a place on a busy server (`busy-retry.js`): why, a
  * countdown to the next try, and "Try now" — a student who saw a classmate close a sandbox need
@@ -41,6 +43,10 @@ export function createBusyNotice(box, {onShow = () => {}} = {}) {
           box.hidden = true;
         }
       }
+    },
+    /** `attempt()`, asked again while the server says when (`whenThereIsRoom`), this box showing why. */
+    retrying(attempt) {
+      return this.during((onWait) => whenThereIsRoom(attempt, {onWait}));
     },
   };
 }
