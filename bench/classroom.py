@@ -48,37 +48,12 @@ from bench import server_threads  # noqa: E402
 from bench.app_server import AppServer, Refused  # noqa: E402
 from bench.measure import (children, cpu_seconds, during_a_pause, gc_pause_stats, gc_pauses,  # noqa: E402
                            latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
+from bench.process_tree import tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from bench.socket_clients import ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
 from bench.web_delivery import server_api_clone  # noqa: E402
 
 TODAY = "335c21b"
 INSTRUCTOR = {"X-Instructor-Token": "bench-instructor-token"}
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds so far of ``pid`` and every descendant (gunicorn's master, its workers, a
-    child redis-server): the whole server."""
-    return _tree_sum(pid, cpu_seconds)
-
-
-def tree_rss_mb(pid: int) -> float:
-    """Resident memory of ``pid`` and every descendant, in MB."""
-    def rss(one: int) -> float:
-        status = Path(f"/proc/{one}/status").read_text()
-        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS")) / 1024
-    return _tree_sum(pid, rss)
-
-
-def _tree_sum(pid: int, measure) -> float:
-    total, stack = 0.0, [pid]
-    while stack:
-        current = stack.pop()
-        try:
-            total += measure(current)
-        except (OSError, StopIteration):
-            continue
-        stack.extend(children(current))
-    return total
 
 
 class ClassWatcher(Watcher):
@@ -232,11 +207,11 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         log(f"[{name}] serving at {server.url}; creating up to {args.accept_up_to} sandboxes")
         rss0 = tree_rss_mb(server.proc.pid)
         overloaded: list[str] = []
-        c0, t0 = tree_cpu(server.proc.pid), time.monotonic()
+        c0, t0 = tree_cpu_seconds(server.proc.pid), time.monotonic()
         created, refusal = accept(server, args.accept_up_to, overloaded)
         accepted = len(created)
         creation = {"s": round(time.monotonic() - t0, 1),  # the class start: every student opens a page
-                    "server_cpu_ms_each": round(1000 * (tree_cpu(server.proc.pid) - c0) / max(1, accepted), 1)}
+                    "server_cpu_ms_each": round(1000 * (tree_cpu_seconds(server.proc.pid) - c0) / max(1, accepted), 1)}
         time.sleep(5)
         rss_per_sandbox = (tree_rss_mb(server.proc.pid) - rss0) / max(1, accepted)
         log(f"[{name}] accepted {accepted}; refusal: {refusal}")
@@ -245,9 +220,9 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         created = created[:args.students]
         time.sleep(5)
         load = os.getloadavg()
-        c0, t0 = tree_cpu(server.proc.pid), time.monotonic()
+        c0, t0 = tree_cpu_seconds(server.proc.pid), time.monotonic()
         time.sleep(args.idle_seconds)
-        idle_rate = (tree_cpu(server.proc.pid) - c0) / (time.monotonic() - t0)
+        idle_rate = (tree_cpu_seconds(server.proc.pid) - c0) / (time.monotonic() - t0)
         room = server.http.post(f"{server.url}api/classes", json={}, headers=INSTRUCTOR).json()
         session = server.http.post(f"{server.url}api/classes/{room['id']}/session", json={}, headers=INSTRUCTOR)
         if not session.ok:  # e.g. the cap is full: the demo needs a place of its own (--max-sandboxes N+1)
@@ -261,7 +236,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         demo: list = []
         threads0 = {pid: (server_threads.snapshot(pid), cpu_seconds(pid)) for pid in children(server.proc.pid)} \
             if args.thread_account else {}
-        c1, t1, k1, w1 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
+        c1, t1, k1, w1 = tree_cpu_seconds(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy1, stolen1 = machine_busy_seconds(), machine_stolen_seconds()
         driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo)
         lateness = LoadWatch(server, args.seconds)
@@ -269,7 +244,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
                                timeout=args.seconds + 400)
         driver.join(60)
         lateness.join(10)
-        c2, t2, k2, w2 = tree_cpu(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
+        c2, t2, k2, w2 = tree_cpu_seconds(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy2, stolen2 = machine_busy_seconds(), machine_stolen_seconds()
         threads = thread_account(args.thread_account, threads0, t2 - t1)
     finally:

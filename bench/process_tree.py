@@ -53,6 +53,19 @@ def tree_cpu_seconds(root: int | None = None) -> float:
     return sum(cpu_seconds(pid) for pid in _tree(os.getpid() if root is None else root))
 
 
+def tree_rss_mb(root: int) -> float:
+    """Resident memory (VmRSS, not PSS) of a process and its live descendants, in MB: what a served
+    app (gunicorn's master and workers, a child redis-server) holds, for its growth per sandbox."""
+    total = 0
+    for pid in _tree(root):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS")), 0)
+    return total / 1024
+
+
 def _tree(root: int) -> list[int]:
     """The process and its descendants, less a JVM's transient helpers: to run ``chmod`` (Hadoop's
     local file system does, for every file it writes) the JVM spawns a child that shares its
