@@ -63,6 +63,26 @@ def wait_brokers_alive(page, count: int = 3) -> None:
                            " && document.querySelector('.crown[data-controller]') !== null")
 
 
+def open_sandbox_page(new_page, server, config=None):
+    """A new visitor: the page creates its sandbox; returns (page, sandbox id, token, chroot).
+    With ``config`` (Kafka settings) the sandbox is created through the API first and the page
+    resumes it, as it resumes the sandbox it remembers after a reload."""
+    page = new_page()
+    if config is not None:
+        status, created = server.api("POST", "/api/sandboxes", {"cluster": {"config": config}})
+        assert status == 201, created
+        saved = json.dumps({"id": created["id"], "token": created["token"]})
+        page.add_init_script(f"localStorage.getItem('kclab.sandbox') "
+                             f"|| localStorage.setItem('kclab.sandbox', {json.dumps(saved)})")
+    page.goto(server.url)
+    page.wait_for_function("document.querySelectorAll('button.broker[data-state=\"alive\"]').length === 3")
+    page.wait_for_selector(".crown[data-controller]")
+    saved = json.loads(page.evaluate("localStorage.getItem('kclab.sandbox')"))
+    status, info = server.api("GET", f"/api/sandboxes/{saved['id']}", headers={"X-Sandbox-Token": saved["token"]})
+    assert status == 200, info
+    return page, saved["id"], saved["token"], info["cluster"]["chroot"]
+
+
 def broker_action(page, broker, action: str, server=None, timeout_s: float = 60) -> None:
     """Open a broker's menu and click one of its actions, as a student does.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from tests.e2e.conftest import page_errors, serving
-from tests.e2e.test_live_page import open_sandbox_page
+from tests.e2e.teaching_support import open_sandbox_page
 from tests.support import wait_until
 
 

@@ -16,7 +16,7 @@ import pytest
 from kazoo.exceptions import NoNodeError
 
 from tests.e2e.conftest import page_errors
-from tests.e2e.teaching_support import broker_action
+from tests.e2e.teaching_support import broker_action, open_sandbox_page
 from tests.support import close_client, started_client, wait_until
 
 TOPIC = "t"
@@ -51,25 +51,6 @@ def zk_of(zk_hosts):
     yield open_client
     for client in clients:
         close_client(client)
-
-
-def open_sandbox_page(new_page, server, config=None):
-    """A new visitor: the page creates its sandbox; returns (page, sandbox id, token, chroot).
-    With ``config`` (Kafka settings) the sandbox is created through the API first and the page
-    resumes it, as it resumes the sandbox it remembers after a reload."""
-    page = new_page()
-    if config is not None:
-        status, created = server.api("POST", "/api/sandboxes", {"cluster": {"config": config}})
-        assert status == 201, created
-        saved = json.dumps({"id": created["id"], "token": created["token"]})
-        page.add_init_script(f"localStorage.getItem('kclab.sandbox') || localStorage.setItem('kclab.sandbox', {json.dumps(saved)})")
-    page.goto(server.url)
-    page.wait_for_function("document.querySelectorAll('button.broker[data-state=\"alive\"]').length === 3")
-    page.wait_for_selector(".crown[data-controller]")
-    saved = json.loads(page.evaluate("localStorage.getItem('kclab.sandbox')"))
-    status, info = server.api("GET", f"/api/sandboxes/{saved['id']}", headers={"X-Sandbox-Token": saved["token"]})
-    assert status == 200, info
-    return page, saved["id"], saved["token"], info["cluster"]["chroot"]
 
 
 def zk_state(client) -> dict:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from tests.e2e.conftest import page_errors
-from tests.e2e.test_live_page import open_sandbox_page, zk_of  # noqa: F401 - zk_of is a fixture
+from tests.e2e.teaching_support import open_sandbox_page
+from tests.e2e.test_live_page import zk_of  # noqa: F401 - a fixture
 from tests.support import wait_until
 
 
