@@ -73,6 +73,31 @@ def test_stamping_keeps_a_known_cause():
     assert (r.session_id, r.seq, r.cause_seq) == ("s", 5, 1)
 
 
+def test_to_dict_keeps_the_fields_order_however_the_record_was_made():
+    """``to_dict`` reads the instance's ``__dict__`` in one pass, so its order is the order the
+    fields were set in: it must be the declaration order for every way a record comes to be."""
+    made = Record(detail={"x": (1, 2)}, note="n", isr=(3, 1), subject="partition:t-0", kind="isr", broker_id=2)
+    ways = {"init": made, "evolve": made.evolve(note="m", leader=3), "stamped": made.stamped("s", 4, 5, 1, "c"),
+            "unpacked": Record.unpacked(made.stamped("s", 4, 5).packed()),
+            "from_dict": Record.from_dict(made.stamped("s", 4, 5).to_dict())}
+    for how, record in ways.items():
+        data = record.to_dict()
+        assert list(data) == [name for name in FIELD_NAMES if getattr(record, name) is not None], how
+        assert data["isr"] == [3, 1] and type(data["isr"]) is list, how
+        assert data["detail"] == {"x": (1, 2)}, how  # only the top level is made JSON-safe
+
+
+@pytest.mark.parametrize("own", [{}, {"cause": "own"}, {"cause_seq": 2}, {"cause": "own", "cause_seq": 2}])
+@pytest.mark.parametrize("given", [{}, {"cause": "bus"}, {"cause_seq": 9}, {"cause": "bus", "cause_seq": 9}])
+def test_stamped_is_evolve_with_the_record_s_own_cause_kept(own, given):
+    record = Record(kind="zk", subject="znode:/controller", zxid=3, **own)
+    got = record.stamped("s", 5, 6, **given)
+    wanted = record.evolve(session_id="s", seq=5, ts_ms=6, cause=own.get("cause", given.get("cause")),
+                           cause_seq=own.get("cause_seq", given.get("cause_seq")))
+    assert got == wanted and got.__dict__ == wanted.__dict__ and list(got.__dict__) == list(FIELD_NAMES)
+    assert record.seq == -1 and record.session_id == ""  # the original is left alone
+
+
 @pytest.mark.parametrize("change,message", [
     ({"v": 2}, "unsupported record version 2"),
     ({"leader": "2"}, "'leader' must be int, got str"),
