@@ -112,8 +112,7 @@ class SandboxManager:
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), cluster, bus, mode, on_pending=self.on_pending)
         self._register(session_id, sandbox)
         sandbox.replay = ReplayWriter(self.replay_dir, cluster.header(mode, APP_VERSION, **header))
-        bus.subscribe(sandbox.replay)
-        bus.subscribe(sandbox.take_records)
+        bus.subscribe(sandbox.take_and_log)
         try:
             cluster.start()
         except Exception:
