@@ -251,9 +251,11 @@ def openapi_document() -> dict:
             "/api/openapi.json": {"get": {"summary": "This document", "responses": _responses("200", errors=())}},
             "/healthz": {"get": {"summary": "Up, and ZooKeeper's state (connected, suspended, lost) and since when; "
                                             "how far behind the worker runs (load)",
-                                 "responses": {"200": {"description": "ZooKeeper connected"},
+                                 "responses": {"200": {"description": "ZooKeeper connected", "content": {
+                                                   "application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}},
                                                "503": {"description": "ZooKeeper unreachable (the body says since "
-                                                                      "when)"}}}},
+                                                                      "when)", "content": {
+                                                   "application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}}}}},
         },
         "components": {
             "securitySchemes": {
@@ -271,6 +273,30 @@ def openapi_document() -> dict:
                     "retry_after": {"type": "integer", "description": "seconds, as the Retry-After header"},
                     "overloaded": {"const": True, "description": "the server has fallen behind (web/load_guard.py): "
                                                                 "nothing was done; try again later"}}},
+                "Health": {
+                    "type": "object", "required": ["ok", "zookeeper", "sandboxes", "sockets", "load"],
+                    "description": "What a load balancer, docker's health check, the page's banner and a client "
+                                   "that was told 'overloaded' read (web/pages.py healthz)",
+                    "properties": {
+                        "ok": {"type": "boolean", "description": "ZooKeeper is connected"},
+                        "zookeeper": {"type": "object", "required": ["state", "ok", "since_ms", "hosts", "outages"],
+                                      "properties": {
+                                          "state": {"enum": ["connecting", "connected", "suspended", "lost"]},
+                                          "ok": {"type": "boolean"},
+                                          "since_ms": {"type": "integer", "description": "in this state since"},
+                                          "hosts": {"type": "string"}, "outages": {"type": "integer"}}},
+                        "sandboxes": {"type": "integer", "description": "running in the worker that answered"},
+                        "sockets": {"type": ["integer", "null"], "description": "page sockets open in that worker"},
+                        "load": {"type": "object", "required": ["lag_ms", "limit_ms", "shedding", "refused"],
+                                 "description": "how far behind the worker runs (web/load_guard.py)",
+                                 "properties": {
+                                     "lag_ms": {"type": "number", "description": "smoothed lateness"},
+                                     "limit_ms": {"type": "number",
+                                                  "description": "past it, students' new work is refused"},
+                                     "shedding": {"type": "boolean",
+                                                  "description": "refusing now: a refused fault may be tried "
+                                                                 "again once this is false"},
+                                     "refused": {"type": "integer", "description": "requests refused since start"}}}}},
                 "NewSandbox": {"type": "object", "additionalProperties": False, "properties": {
                     "cluster": {**fields_schema(SANDBOX_CLUSTER_FIELDS), "description": "the sandbox's cluster"}}},
                 "Sandbox": {"type": "object", "properties": {

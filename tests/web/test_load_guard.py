@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 
+import jsonschema
 import pytest
 
 from tests.support import wait_until
@@ -31,6 +32,15 @@ def _behind(guard: LoadGuard) -> None:
 def _caught_up(guard: LoadGuard) -> None:
     while guard.shedding:
         guard.observe(late_s=0.0, elapsed_s=0.05)
+
+
+def _health(client) -> dict:
+    """``/healthz``'s body, checked against its schema in ``/api/openapi.json``: the load fields are
+    an interface (the page's retry advice, the bench, the browser tests read them)."""
+    document = client.get("/api/openapi.json").get_json()
+    body = client.get("/healthz").get_json()
+    jsonschema.validate(body, {"$ref": "#/components/schemas/Health", "components": document["components"]})
+    return body
 
 
 def _fault(client, sandbox, broker=1):
@@ -69,12 +79,12 @@ def test_behind_a_worker_refuses_a_students_new_work_and_not_the_instructors(app
 
     demo = client.post(f"/api/classes/{room['id']}/faults", json={"op": "crash_broker", "broker": 1}, headers=IH)
     assert demo.status_code == 200, demo.get_json()  # the class is watching the instructor's demo
-    health = client.get("/healthz").get_json()["load"]
+    health = _health(client)["load"]
     assert health["shedding"] is True and health["refused"] == 4 and health["lag_ms"] > health["limit_ms"]
 
     _caught_up(state.load_guard)
     assert _fault(client, student).status_code == 200
-    assert client.get("/healthz").get_json()["load"]["shedding"] is False
+    assert _health(client)["load"]["shedding"] is False
     page.disconnect()
 
 
