@@ -139,9 +139,9 @@ def main() -> None:
         results: dict[str, list[dict]] = {name: [] for name in variants}
         for run in range(args.runs):
             for name, source in variants.items():
+                env = {"PYTHONPATH": str(source), "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0"}
                 child = subprocess.run([sys.executable, __file__, "--child", str(path), "--passes", str(args.passes)],
-                                       cwd=source, env={"PYTHONPATH": str(source), "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0"},
-                                       capture_output=True, text=True, check=True)
+                                       cwd=source, env=env, capture_output=True, text=True, check=True)
                 result = json.loads(child.stdout)
                 result["per_fault_ms"] = round(result["total"] * records / faults / 1000, 2)
                 print(f"run {run + 1} {name}: {result}", file=sys.stderr, flush=True)

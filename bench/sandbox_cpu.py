@@ -19,7 +19,8 @@ are one fault each, as in ``classroom.py``), twice (see below). Reported per var
 * ``record_path_ms_per_fault``: what the web server does with those faults' records after the
   runtime emitted them, timed on this thread over the collected records (median of 5): each record
   turned into a dict (once for the replay log and the page batch since issue 14's twenty-seventh
-  round; a tree before it makes the log's own again, counted in ``replay_log``), folded into the page's view with the rules
+  round; a tree before it makes the log's own again, counted in ``replay_log``), folded into the
+  page's view with the rules
   (``backend.view.page``), written to a replay log (a line and a flush each), and encoded as the
   broadcaster's Socket.IO ``records`` messages (records grouped by 1/15 s of ``ts_ms``, as it
   batches them) — with ``records_per_fault``;

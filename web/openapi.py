@@ -206,6 +206,7 @@ _REPLAY_SCHEMAS = {
 @lru_cache(maxsize=1)
 def openapi_document() -> dict:
     record_props = {name: {} for name in FIELD_NAMES}
+    health = {"application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}  # 200 and 503 alike
     return {
         "openapi": "3.1.0",
         "info": {"title": "Kafka Controller Lab API", "version": "1",
@@ -251,11 +252,9 @@ def openapi_document() -> dict:
             "/api/openapi.json": {"get": {"summary": "This document", "responses": _responses("200", errors=())}},
             "/healthz": {"get": {"summary": "Up, and ZooKeeper's state (connected, suspended, lost) and since when; "
                                             "how far behind the worker runs (load)",
-                                 "responses": {"200": {"description": "ZooKeeper connected", "content": {
-                                                   "application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}},
+                                 "responses": {"200": {"description": "ZooKeeper connected", "content": health},
                                                "503": {"description": "ZooKeeper unreachable (the body says since "
-                                                                      "when)", "content": {
-                                                   "application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}}}}},
+                                                                      "when)", "content": health}}}},
         },
         "components": {
             "securitySchemes": {

@@ -64,10 +64,10 @@ class Sandbox:
 
     def take_and_log(self, records: list[Record]) -> None:
         """Record-bus sink of a sandbox that writes its own replay log: each record is made a dict
-        once, for the log (first, as before) and for the pages. It was made twice, one sink each,
-        and a dict is most of the CPU a record costs the web server after it is made (issue 14,
-        twenty-seventh round). Neither keeps a reference the other changes: the log writes each
-        line at once, and the pages' view and batches shared their dicts already."""
+        once, for the log (first, as before) and for the pages, where each sink made its own (a few
+        µs a record, issue 14, twenty-seventh round). Neither keeps a reference the other changes:
+        the log writes each line at once, and the pages' view and batches shared their dicts
+        already."""
         dicts = [r.to_dict() for r in records]
         if self.replay is not None:
             self.replay.write_dicts(dicts)

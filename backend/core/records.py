@@ -77,8 +77,8 @@ class Record:
     def to_dict(self) -> dict[str, Any]:
         """The JSON-safe form: every field that is not ``None``, lists for tuples, in the fields'
         order. Read from the instance's ``__dict__`` in one pass: every record is turned into a
-        dict on its way out, and asking for each of the 36 fields by name (``getattr``) was
-        three times as slow (issue 14, twenty-seventh round). The order is the fields' order
+        dict on its way out, and asking for each of the 36 fields by name (``getattr``) took
+        twice as long (issue 14, twenty-seventh round). The order is the fields' order
         however the record was made: the dataclass's ``__init__`` sets them in that order,
         :meth:`evolve` and :meth:`stamped` copy a record's ``__dict__`` and only replace values,
         and :meth:`unpacked` fills it in ``FIELD_NAMES`` order (``tests/core/test_records.py``)."""
