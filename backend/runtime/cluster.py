@@ -168,6 +168,7 @@ class Cluster:
         self.config = self.config.with_overrides({name: value})
         for broker in self.brokers.values():
             broker.config = self.config
+            broker.data.wake()  # its leader side counts with the new value now (a shorter replica.lag.time.max.ms)
 
     # -- looking at it ------------------------------------------------------------------------------
     def broker_of_session(self, session_hex: str) -> int | None:

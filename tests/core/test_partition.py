@@ -28,6 +28,21 @@ def test_a_follower_that_stops_fetching_falls_out_after_the_lag_time():
     assert state.out_of_sync(5600, 4500) == [2, 3]
 
 
+def test_no_follower_is_out_of_sync_before_the_isr_is_in_sync_until():
+    """The replica thread skips the leader side until then (``DataPlane._lag_check_due``): it must
+    be the first moment :meth:`out_of_sync` can name anyone, not later."""
+    state = leader(now=0)
+    state.on_fetch(2, 10, 10, 1000)
+    state.on_fetch(3, 10, 10, 1700)
+    until = state.in_sync_until(4500)
+    assert until == 5500  # follower 2, caught up at 1000; the leader itself never counts
+    assert state.out_of_sync(until, 4500) == [] and state.out_of_sync(until + 1, 4500) == [2]
+    state.isr = (1, 3)  # out of the ISR: nothing to drop, so not counted
+    assert state.in_sync_until(4500) == 6200
+    state.isr = (1,)
+    assert state.in_sync_until(4500) == float("inf")
+
+
 def test_a_slow_but_steady_follower_is_caught_up_when_it_reaches_the_previous_leo():
     state = leader(now=0)
     state.on_fetch(2, 5, 10, 1000)   # behind: leader was at 10

@@ -78,6 +78,12 @@ class LeaderState:
         return min([leader_leo, *(max(0, self.followers.get(r, _NOT_FETCHED).log_end_offset)
                                   for r in self.maximal_isr if r != self.leader)])
 
+    def in_sync_until(self, lag_max_ms: float) -> float:
+        """When (ms) the first ISR follower would be :meth:`out_of_sync` if it caught up no more:
+        before then no check can drop anyone (``inf``: no follower in the ISR)."""
+        return min((self.followers.get(r, _NOT_FETCHED).last_caught_up_ms + lag_max_ms
+                    for r in self.isr if r != self.leader), default=float("inf"))
+
     def out_of_sync(self, now_ms: float, lag_max_ms: float) -> list[int]:
         return [r for r in self.isr if r != self.leader
                 and now_ms - self.followers.get(r, _NOT_FETCHED).last_caught_up_ms > lag_max_ms]

@@ -84,11 +84,15 @@ class DataPlane:
         self._lock = threading.RLock()
         self._purgatory = ProducePurgatory(self._lock, self._produce_outcome)
         self._thread = ReplicaThread(
-            f"replica-{broker_id}", clock, fetch=self._fetcher.fetch, lead=self._lead,
+            f"replica-{broker_id}", clock, fetch=self._fetcher.fetch, lead=self._lead, lead_overdue=self._lag_check_due,
             wait_max_ms=lambda: host.config["replica.fetch.wait.max.ms"], may_run=host.is_running, gate=host.gate,
             on_error=lambda exc: self._emit(Record(
                 kind="broker", subject=f"broker:{broker_id}", broker_id=broker_id, outcome="error",
                 note=f"Broker {broker_id}'s replica thread hit {type(exc).__name__}: {exc}")))
+        self._lag_check_at = 0.0
+        """When (lab ms) a follower this broker leads may first fall out of sync (its last catch-up
+        plus ``replica.lag.time.max.ms``), as the leader side last saw them: a round after it runs
+        the leader side (``ReplicaThread``'s ``lead_overdue``)."""
         self.stalled: set[tuple[str, int | None] | None] = set()
         """What ``stall_follower`` stopped: ``None`` = everything, ``(topic, None)`` = a topic,
         ``(topic, partition)`` = one partition."""
@@ -105,6 +109,7 @@ class DataPlane:
         with self._lock:
             self._leading.clear()
             self._fetcher.must_truncate = set(self.logs)  # a restarted broker checks its logs against the leader
+            self._lag_check_at = 0.0
         self._thread.start()
 
     def stop(self) -> None:
@@ -134,6 +139,11 @@ class DataPlane:
             return log
         with self._lock:
             return self.logs.setdefault(tp, Log())
+
+    def _lag_check_due(self, now: float) -> bool:
+        """May a follower have fallen out of sync since the leader side last ran? Then it runs on
+        this round (a fetch's), not only at its ``replica.lag.time.max.ms / 2`` deadline."""
+        return now > self._lag_check_at
 
     def _lead(self, now: float) -> float:
         """The leader side's round; returns when (lab ms) it must run again at the latest: Kafka
@@ -220,6 +230,7 @@ class DataPlane:
 
     def _maintain_as_leader(self, now: float) -> None:
         lag_max = self._host.config["replica.lag.time.max.ms"]
+        lag_check_at = float("inf")  # a follower out of sync and not dropped now keeps it in the past
         for tp, partition in list(self._host.partitions().items()):
             if tp not in self._leading:
                 continue  # followed, not led (a partition it comes to lead wakes the thread)
@@ -232,6 +243,7 @@ class DataPlane:
                 self._advance_high_watermark(tp, state, log)
                 laggards = state.out_of_sync(now, lag_max)
                 joiners = state.ready_to_join(log.high_watermark, log.epoch_start_offset(state.leader_epoch))
+                lag_check_at = min(lag_check_at, state.in_sync_until(lag_max))
             if joiners:
                 self._change_isr(tp, partition, (*partition.isr, *joiners), "expanded", (
                     f"Leader {self.broker_id} takes {joiners} into the ISR of {tp}: caught up to the high watermark "
@@ -240,6 +252,7 @@ class DataPlane:
                 self._change_isr(tp, partition, tuple(r for r in partition.isr if r not in laggards), "shrunk", (
                     f"Leader {self.broker_id} drops {laggards} from the ISR of {tp}: not caught up for "
                     f"{lag_max} ms (replica.lag.time.max.ms)."))
+        self._lag_check_at = lag_check_at
         self._purgatory.complete(now)
 
     def _change_isr(self, tp, partition, new_isr, how, note) -> None:

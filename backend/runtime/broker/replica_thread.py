@@ -11,11 +11,15 @@ with data it fetches again at once (that fetch tells the leader its new log end,
 high watermark); after an empty one it waits. Appends that follow each other closely are fetched
 together (``APPEND_GAP_S``).
 
-The same thread does the broker's leader-side work (``lead``): it runs after every fetch, and
-besides at the deadline ``lead`` names — Kafka's ISR-shrink check every
-``replica.lag.time.max.ms / 2``, a waiting produce's time-out, an AlterIsr retry — or when
-something it waits for happens (an AlterIsr answer, a LeaderAndIsr, a follower's fetch that may
-take it back into the ISR: each calls :meth:`wake`).
+The same thread does the broker's leader-side work (``lead``): at the deadline ``lead`` names —
+Kafka's ISR-shrink check every ``replica.lag.time.max.ms / 2``, a waiting produce's time-out, an
+AlterIsr retry —, when something it waits for happens (an AlterIsr answer, a LeaderAndIsr, a
+follower's fetch that may take it back into the ISR, a changed setting: each calls :meth:`wake`),
+and on any round once ``lead_overdue`` says a follower may have fallen out of sync (the first
+round after its last catch-up plus ``replica.lag.time.max.ms``: rounds come at least every
+``replica.fetch.wait.max.ms``, so a follower is dropped within that of its lag passing the
+limit). It ran after every fetch: an idle leader's side, a third of an idle round, ran twice a
+second for nothing, 1,200 times a second in a class of 200 (issue 14, twenty-seventh round).
 
 Kafka's replica thread is a thread; the lab's is a task of the process's ``ReplicaScheduler``
 (``replica_scheduler.py``), which runs each broker's rounds when they fall due, so an idle broker
@@ -47,14 +51,17 @@ records; an append after a quiet spell is still fetched at once."""
 class ReplicaThread:
     def __init__(self, name: str, clock: LabClock, *, fetch: Callable[[float], bool], lead: Callable[[float], float],
                  wait_max_ms: Callable[[], float], may_run: Callable[[], bool], gate: threading.Event,
-                 on_error: Callable[[Exception], None]) -> None:
+                 on_error: Callable[[Exception], None],
+                 lead_overdue: Callable[[float], bool] = lambda now: True) -> None:
         """``fetch(now)`` fetches from every leader, True when an answer had data; ``lead(now)``
         does the leader-side work and returns when (lab ms) it must run again at the latest;
+        ``lead_overdue(now)`` whether it must run on this round all the same (default: always);
         ``gate`` is the broker's pause; ``may_run()`` whether the broker runs."""
         self.name = name
         self._clock = clock
         self._fetch = fetch
         self._lead = lead
+        self._lead_overdue = lead_overdue
         self._wait_max_ms = wait_max_ms
         self._may_run = may_run
         self._gate = gate
@@ -106,7 +113,8 @@ class ReplicaThread:
 
     def run_round(self) -> None:
         """One round, on one of the scheduler's runners: fetch if that is due, then the leader
-        side; then the next round is scheduled for whichever of the two falls due first."""
+        side if that is (or ``lead_overdue``); then the next round is scheduled for whichever of
+        the two falls due first."""
         with self._scheduler.lock:
             if self._in_round or not self._started:  # a restart's first round while an old one runs
                 self._woken = self._woken or self._started
@@ -116,13 +124,14 @@ class ReplicaThread:
                 self._woken, self._lead_at = False, 0.0
                 if self._fetch_due:
                     self._fetch_at = min(self._fetch_at, self._fetched_at + APPEND_GAP_S)
-            fetch_now = self._fetch_at <= time.monotonic() + EARLY_S
+            horizon = time.monotonic() + EARLY_S
+            fetch_now, lead_now = self._fetch_at <= horizon, self._lead_at <= horizon
             if fetch_now:
                 self._fetch_due = False  # before the fetch reads: a later append wakes it again
         due = None  # frozen: its resume wakes it
         try:
             if self._gate.is_set():
-                due = self._round(fetch_now)
+                due = self._round(fetch_now, lead_now)
         finally:
             self._after_round(generation, due)
 
@@ -139,7 +148,7 @@ class ReplicaThread:
             if due is not None:
                 self._scheduler.schedule(self, due)
 
-    def _round(self, fetch_now: bool) -> float:
+    def _round(self, fetch_now: bool, lead_now: bool) -> float:
         """Returns when (monotonic s) the next round is due."""
         if not self._may_run():
             self._fetch_at = self._lead_at = time.monotonic() + self._wait_max_ms() / 1000
@@ -151,7 +160,8 @@ class ReplicaThread:
                 more = self._fetch(now)
                 self._fetched_at = time.monotonic()
                 self._fetch_at = self._fetched_at + (0.0 if more else max(MIN_WAIT_S, self._wait_max_ms() / 1000))
-            self._lead_at = time.monotonic() + max(MIN_WAIT_S, (self._lead(now) - now) / 1000)
+            if lead_now or self._lead_overdue(now):
+                self._lead_at = time.monotonic() + max(MIN_WAIT_S, (self._lead(now) - now) / 1000)
         except Exception as exc:  # noqa: BLE001 - a lost session must not end the broker's rounds
             self._fetch_at = self._lead_at = time.monotonic() + max(MIN_WAIT_S, self._wait_max_ms() / 1000)
             self._on_error(exc)
