@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import threading
@@ -46,7 +45,7 @@ if str(ROOT) not in sys.path:
 
 from bench import server_threads  # noqa: E402
 from bench.app_server import AppServer, Refused  # noqa: E402
-from bench.measure import (children, cpu_seconds, during_a_pause, gc_pause_stats, gc_pauses,  # noqa: E402
+from bench.measure import (archived, children, cpu_seconds, during_a_pause, gc_pause_stats, gc_pauses,  # noqa: E402
                            latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
 from bench.process_tree import tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from bench.socket_clients import ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
@@ -319,14 +318,6 @@ def thread_account(py_spy: str | None, before: dict[int, tuple[dict[int, int], f
     return {name: round(pct, 2) for name, pct in total.most_common()}
 
 
-def export(commit: str, into: Path) -> Path:
-    """The tree at ``commit`` (``git archive``: no worktree is added to the repository)."""
-    into.mkdir()
-    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=40)
@@ -355,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"command": " ".join(["bench/classroom.py", *(argv or sys.argv[1:])]),
                                "machine": machine(), "variants": []}
     with tempfile.TemporaryDirectory(prefix="kclab-classroom-") as tmp, ZooKeeperServer(force_sync=False) as zk:
-        today = export(args.today, Path(tmp) / "today") if "today" in args.variants else None
+        today = archived(args.today, Path(tmp) / "today") if "today" in args.variants else None
         # ``today``: that tree's own defaults; ``today-1w`` / ``today-2w``: a tree that has --workers.
         sources = {"today": (today, ()), "today-1w": (today, ("--workers", "1")),
                    "today-2w": (today, ("--workers", "2")), "head-1w": (ROOT, ("--workers", "1")),

@@ -10,11 +10,22 @@ import os
 import platform
 import socket
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 _TICK = os.sysconf("SC_CLK_TCK")
+_REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def archived(commit: str, directory: Path) -> Path:
+    """``commit``'s tree unpacked into ``directory`` (``git archive``: no worktree is added to the
+    repository), the "before" a bench runs beside this checkout."""
+    directory.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", commit], cwd=_REPOSITORY, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive.stdout, check=True)
+    return directory
 
 
 def log(text: str) -> None:

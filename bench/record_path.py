@@ -67,7 +67,7 @@ def _child(records_path: str, passes: int) -> dict:
     """Runs in the variant's tree (``PYTHONPATH``): its own ``Record``, ``ReplayWriter`` and ``Sandbox``."""
     import json as _json
 
-    from backend.core.records import Record
+    from backend.core.records import Record, SessionHeader
     from backend.runtime.replay import ReplayWriter
     from web.sandbox import Sandbox
 
@@ -78,7 +78,6 @@ def _child(records_path: str, passes: int) -> dict:
     stamped = [r.stamped("s", i, 1, None, None) for i, r in enumerate(bare)]
 
     def sinks(directory: str) -> None:
-        from backend.core.records import SessionHeader
         writer = ReplayWriter(directory, SessionHeader.from_dict(_json.loads(header)))
         sandbox = Sandbox("bench", "token", None, None, "sandbox", replay=writer)
         if hasattr(sandbox, "take_and_log"):
@@ -123,6 +122,7 @@ def main() -> None:
         return
     sys.path.insert(0, str(ROOT))
     from backend.zkserver.server import ZooKeeperServer
+    from measure import archived  # beside this file
 
     with tempfile.TemporaryDirectory(prefix="kclab-record-path-") as tmp:
         with ZooKeeperServer() as zk:
@@ -131,11 +131,7 @@ def main() -> None:
         print(f"{records} records of {faults} faults", file=sys.stderr, flush=True)
         variants = {"head": ROOT}
         if args.before:
-            before = Path(tmp) / "before"
-            before.mkdir()
-            archive = subprocess.run(["git", "archive", args.before], cwd=ROOT, capture_output=True, check=True)
-            subprocess.run(["tar", "-x", "-C", str(before)], input=archive.stdout, check=True)
-            variants = {f"before {args.before}": before, "head": ROOT}
+            variants = {f"before {args.before}": archived(args.before, Path(tmp) / "before"), "head": ROOT}
         results: dict[str, list[dict]] = {name: [] for name in variants}
         for run in range(args.runs):
             for name, source in variants.items():

@@ -210,15 +210,12 @@ def main() -> None:
     if args.child:
         return _child(args)
     from backend.zkserver.server import ZooKeeperServer
+    from measure import archived  # beside this file, as threads.py: it imports no backend
 
     with tempfile.TemporaryDirectory(prefix="kclab-cpu-") as tmp, ZooKeeperServer() as zk:
         variants = {"head": ROOT}
         if args.before:
-            before = Path(tmp) / "before"
-            before.mkdir()
-            archive = subprocess.run(["git", "archive", args.before], cwd=ROOT, capture_output=True, check=True)
-            subprocess.run(["tar", "-x", "-C", str(before)], input=archive.stdout, check=True)
-            variants = {f"before {args.before}": before, "head": ROOT}
+            variants = {f"before {args.before}": archived(args.before, Path(tmp) / "before"), "head": ROOT}
         if args.gevent:
             variants["head+gevent"] = ROOT
         results: dict[str, list[dict]] = {name: [] for name in variants}

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 from backend.stats.baseline import same_numbers  # noqa: E402
 from backend.stats.synthetic import derive, load_log, write_log  # noqa: E402
 from bench.process_tree import Sampler, tree_cpu_seconds  # noqa: E402
-from bench.measure import machine_busy_seconds as busy_seconds  # noqa: E402
+from bench.measure import archived, machine_busy_seconds as busy_seconds  # noqa: E402
 
 PYTHON = str(Path(sys.executable))
 KCLAB = str(Path(sys.executable).parent / "kclab")
@@ -153,14 +153,6 @@ def run_size(data: Path, out: Path, masters: list[str], runs: int, env: dict, be
                 rows.append(spark_row(label + master, i, result, json.loads((out / "summary.json").read_text()), expected))
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
-
-
-def archived(commit: str, directory: Path) -> Path:
-    """``commit``'s tree, unpacked into ``directory`` (``git archive``)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive.stdout, check=True)
-    return directory
 
 
 def spark_row(engine: str, run: int, result: dict, summary: dict, expected: dict | None) -> dict:
