@@ -49,6 +49,13 @@ class Sandbox:
     """Called when records arrive and none were waiting: the broadcaster wakes to send them."""
     last_broadcast: float = 0.0
     """When the broadcaster last sent this sandbox a batch (``time.monotonic``)."""
+    acted: bool = False
+    """A fault's own record (someone's click, a lesson's step) waits in ``pending``: the
+    broadcaster sends it without waiting out the spacing a watched sandbox's batches keep
+    (``web.broadcast.Broadcaster.due_in``)."""
+    last_batch_acted: bool = False
+    """The last batch went early for an action: the next keeps the spacing, so a burst of actions
+    costs at most twice a sandbox's usual batches."""
     thread: threading.Thread | None = None
     """The thread playing ``runner``'s lesson."""
     client: str | None = None
@@ -74,12 +81,17 @@ class Sandbox:
         self.take_dicts(dicts)
 
     def take_dicts(self, dicts: list[dict]) -> None:
+        """Fold into the view and queue for the broadcaster, waking it for the first records since
+        its last batch and for a fault's own record (which need not wait behind earlier ones)."""
         with self.lock:
             for record in dicts:
                 page.apply(self.view, record)
             first = not self.pending
             self.pending.extend(dicts)
-        if first and self.on_pending is not None:
+            acted = not self.acted and any(record["kind"] == "fault" for record in dicts)
+            if acted:
+                self.acted = True
+        if (first or acted) and self.on_pending is not None:
             self.on_pending()
 
     def has_pending(self) -> bool:
@@ -100,6 +112,7 @@ class Sandbox:
         """The oldest ``limit`` records waiting to be sent (the rest wait for the next round)."""
         with self.lock:
             batch, self.pending = self.pending[:limit], self.pending[limit:]
+            self.acted = False
         return batch
 
     def touch(self) -> None:

@@ -27,13 +27,15 @@ class _Sandbox:
     drains: int = 0
     watchers: int = 0
     remote_watchers: int = 0
+    acted: bool = False
+    last_batch_acted: bool = False
 
     def has_pending(self) -> bool:
         return bool(self.pending)
 
     def drain(self, limit: int = 500) -> list:
         self.drains += 1
-        batch, self.pending = self.pending[:limit], self.pending[limit:]
+        batch, self.pending, self.acted = self.pending[:limit], self.pending[limit:], False
         return batch
 
 
@@ -95,6 +97,34 @@ def test_a_sandbox_watched_by_a_class_sends_fewer_bigger_batches_and_its_first_a
     class_demo.last_broadcast = time.monotonic() - 10
     broadcaster.flush()
     assert [e.payload["sandbox"] for e in broadcaster.socketio.emits] == ["own", "class"]
+
+
+def test_an_action_in_a_watched_sandbox_goes_at_once_but_a_burst_of_actions_keeps_the_spacing():
+    """The instructor's click must not wait behind the previous fault's last records for the
+    class's half-second spacing; a second click inside that spacing waits, so a burst of actions
+    costs at most one batch more per spacing."""
+    demo = _Sandbox("class", watchers=200)
+    broadcaster = Broadcaster(SentEmits(), _Manager([demo]))
+    spacing = broadcaster.interval_for(demo)
+    assert spacing == 0.5
+    demo.last_broadcast = time.monotonic() - 0.1  # the previous fault's records went 0.1 s ago
+    demo.pending.append({"seq": 7, "kind": "replica"})  # its tail, held for the spacing
+    assert 0.3 < broadcaster.flush() <= 0.4 and demo.pending
+    demo.pending.append({"seq": 8, "kind": "fault"})
+    demo.acted = True  # what Sandbox.take_dicts sets for a fault's record
+    broadcaster.flush()
+    assert [e.payload["records"] for e in broadcaster.socketio.emits] == [[{"seq": 7, "kind": "replica"},
+                                                                         {"seq": 8, "kind": "fault"}]]
+    assert demo.last_batch_acted and not demo.acted
+    # Another click at once: this one keeps the spacing after the early batch.
+    demo.pending.append({"seq": 9, "kind": "fault"})
+    demo.acted = True
+    wait = broadcaster.flush()
+    assert len(broadcaster.socketio.emits) == 1 and 0.4 < wait <= spacing
+    # Once the spacing has passed it goes, as a regular batch: the next click may go early again.
+    demo.last_broadcast -= spacing
+    broadcaster.flush()
+    assert len(broadcaster.socketio.emits) == 2 and not demo.last_batch_acted
 
 
 def test_only_a_sandbox_followed_from_another_worker_sends_through_the_message_queue():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from backend.faultscript.cluster_spec import ClusterSpec
+from backend.runtime.faults import apply_fault
 from backend.runtime.replay import read_replay
 from web.sandboxes import SandboxManager
 
@@ -22,5 +23,22 @@ def test_a_sandbox_s_log_holds_every_record_its_pages_are_sent_in_order(zk_hosts
         assert sandbox.view["seq"] >= sent[-1]["seq"]  # folded into the page's view as well
         assert all(d["session_id"] == sandbox.id for d in sent)
         assert all(type(d["isr"]) is list for d in sent if "isr" in d)  # JSON-safe, as the page needs
+    finally:
+        manager.close_all()
+
+
+def test_a_fault_s_own_record_wakes_the_broadcaster_though_earlier_records_wait(zk_hosts, tmp_path):
+    """The broadcaster holds a watched sandbox's records for its spacing; a fault's own record
+    must wake it anyway (``Sandbox.acted``), once, or the click waits behind the spacing."""
+    manager = SandboxManager(zk_hosts, tmp_path, max_sandboxes=1)
+    try:
+        sandbox = manager.create(ClusterSpec(brokers=(0, 1)))
+        wakes = []
+        sandbox.on_pending = lambda: wakes.append(sandbox.acted)
+        assert sandbox.has_pending() and not sandbox.acted  # the start's records, none sent yet
+        assert apply_fault(sandbox.cluster, "crash_broker", {"broker": 1}).ok
+        assert sandbox.acted and wakes == [True]  # the crash's later records do not wake it again
+        sandbox.drain(limit=100_000)
+        assert not sandbox.acted
     finally:
         manager.close_all()
