@@ -21,6 +21,9 @@ student's client receiving the fault's record, by seq), class demo -> every stud
 instructor's fault to each student's client receiving its record), records lost (a fault whose
 record never came) and duplicates, the server's CPU per fault (the window's CPU above the idle
 rate, over the faults applied), and the faults a second the server carried out. ZooKeeper is the bench's own (its CPU is not the server's).
+How long a fault takes to be answered (``fault_answered_by_op``, ``demo_answered``: the request
+returns once the fault is carried out, a start once the broker has registered) is what a page's
+button waits for; its socket gives up after 10 s (``static/js/socket.js``).
 
     .venv/bin/python bench/classroom.py --students 36 --accept-up-to 41 --seconds 60 --json > /tmp/classroom.json
 """
@@ -157,7 +160,7 @@ def demo_driver(server: AppServer, class_id: str, seconds: float, interval: floa
             try:
                 response = api.http.post(f"{server.url}api/classes/{class_id}/faults", json={"op": op, "broker": 1},
                                          headers=headers, timeout=60)
-                out.append((sent, response.json().get("seq")))
+                out.append((sent, response.json().get("seq"), time.time() * 1000 - sent))
             except Exception as exc:  # noqa: BLE001
                 log(f"  demo fault failed: {exc}")
             step += 1
@@ -256,9 +259,9 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     pauses = gc_pauses(sorted(data.glob("gc-pauses.*")), w1, w2)
     applied = sum(1 for f in faults if f["ok"]) + len(demo)
     window = t2 - t1
-    demo_latency = [got[seq] - sent for sent, seq in demo if seq is not None for r in results for got in r["demo"]
+    demo_latency = [got[seq] - sent for sent, seq, _ in demo if seq is not None for r in results for got in r["demo"]
                     if seq in got]
-    demo_missing = sum(1 for sent, seq in demo if seq is not None for r in results for got in r["demo"]
+    demo_missing = sum(1 for sent, seq, _ in demo if seq is not None for r in results for got in r["demo"]
                        if seq not in got)
     return {
         "variant": name, "serve_args": list(serve_args), "loadavg_at_start": [round(x, 2) for x in load],
@@ -283,10 +286,13 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "fault_to_record_made_by_op": {op: latency_stats([f["made_ms"] for f in faults
                                                           if f["op"] == op and f.get("made_ms") is not None])
                                        for op in sorted({f["op"] for f in faults})},
+        "fault_answered_by_op": {op: latency_stats([f["answer_ms"] for f in faults if f["op"] == op and f["ok"]])
+                                 for op in sorted({f["op"] for f in faults})},
         "record_made_to_page": latency_stats([f["brought_ms"] for f in faults if f.get("brought_ms") is not None]),
         "demo_faults": len(demo), "demo_records_lost": demo_missing,
         "demo_duplicates": sum(r["demo_duplicates"] for r in results),
         "demo_to_every_student": latency_stats(demo_latency),
+        "demo_answered": latency_stats([took for _, _, took in demo]),
         # What the slowest faults waited for: the share of the slowest 1 % whose way to their first
         # record overlapped a collection of 20 ms or more (every thread of the worker waits it out).
         "gc_pauses": gc_pause_stats(pauses, window),
