@@ -130,7 +130,7 @@ class Broadcaster:
         instructor's next click landed behind the previous fault's last records a third of the
         time: the class saw it ~0.45 s late (docs/performance.md, issue 14, twenty-eighth round).
         Going early once per spacing costs at most one more batch per action."""
-        if sandbox.acted and not sandbox.last_batch_acted:
+        if sandbox.acted and not sandbox.last_batch_early:
             return 0.0
         return sandbox.last_broadcast + interval - now
 
@@ -154,7 +154,7 @@ class Broadcaster:
             early = sandbox.last_broadcast + interval > now
             records = sandbox.drain()
             if records:
-                sandbox.last_broadcast, sandbox.last_batch_acted = now, early
+                sandbox.last_broadcast, sandbox.last_batch_early = now, early
                 if sandbox.has_pending():  # a backlog beyond one batch: the rest next round
                     wait = min(wait, interval)
                 # ``head``: the newest seq sent, so a page can tell that the tail of a batch is missing

@@ -46,16 +46,17 @@ class Sandbox:
     audience: Any = None
     lesson_id: str | None = None
     on_pending: Callable[[], None] | None = None
-    """Called when records arrive and none were waiting: the broadcaster wakes to send them."""
+    """Called when records arrive and none were waiting, or a fault's own record arrives (``acted``):
+    the broadcaster wakes to send them."""
     last_broadcast: float = 0.0
     """When the broadcaster last sent this sandbox a batch (``time.monotonic``)."""
     acted: bool = False
     """A fault's own record (someone's click, a lesson's step) waits in ``pending``: the
     broadcaster sends it without waiting out the spacing a watched sandbox's batches keep
     (``web.broadcast.Broadcaster.due_in``)."""
-    last_batch_acted: bool = False
-    """The last batch went early for an action: the next keeps the spacing, so a burst of actions
-    costs at most twice a sandbox's usual batches."""
+    last_batch_early: bool = False
+    """The last batch went before its spacing, for an action: the next keeps the spacing, so a burst
+    of actions costs at most twice a sandbox's usual batches."""
     thread: threading.Thread | None = None
     """The thread playing ``runner``'s lesson."""
     client: str | None = None

@@ -28,7 +28,7 @@ class _Sandbox:
     watchers: int = 0
     remote_watchers: int = 0
     acted: bool = False
-    last_batch_acted: bool = False
+    last_batch_early: bool = False
 
     def has_pending(self) -> bool:
         return bool(self.pending)
@@ -115,7 +115,7 @@ def test_an_action_in_a_watched_sandbox_goes_at_once_but_a_burst_of_actions_keep
     broadcaster.flush()
     assert [e.payload["records"] for e in broadcaster.socketio.emits] == [[{"seq": 7, "kind": "replica"},
                                                                          {"seq": 8, "kind": "fault"}]]
-    assert demo.last_batch_acted and not demo.acted
+    assert demo.last_batch_early and not demo.acted
     # Another click at once: this one keeps the spacing after the early batch.
     demo.pending.append({"seq": 9, "kind": "fault"})
     demo.acted = True
@@ -124,7 +124,7 @@ def test_an_action_in_a_watched_sandbox_goes_at_once_but_a_burst_of_actions_keep
     # Once the spacing has passed it goes, as a regular batch: the next click may go early again.
     demo.last_broadcast -= spacing
     broadcaster.flush()
-    assert len(broadcaster.socketio.emits) == 2 and not demo.last_batch_acted
+    assert len(broadcaster.socketio.emits) == 2 and not demo.last_batch_early
 
 
 def test_only_a_sandbox_followed_from_another_worker_sends_through_the_message_queue():
