@@ -65,20 +65,18 @@ def make_records(hosts: str, faults: int, directory: Path) -> tuple[Path, int]:
 
 def _child(records_path: str, passes: int) -> dict:
     """Runs in the variant's tree (``PYTHONPATH``): its own ``Record``, ``ReplayWriter`` and ``Sandbox``."""
-    import json as _json
-
     from backend.core.records import Record, SessionHeader
     from backend.runtime.replay import ReplayWriter
     from web.sandbox import Sandbox
 
     lines = Path(records_path).read_text().splitlines()
     header = lines[0]
-    records = [Record.from_dict(_json.loads(line)) for line in lines[1:]]
+    records = [Record.from_dict(json.loads(line)) for line in lines[1:]]
     bare = [r.evolve(session_id="", seq=-1, ts_ms=0) for r in records]  # as the runtime hands them to the bus
     stamped = [r.stamped("s", i, 1, None, None) for i, r in enumerate(bare)]
 
     def sinks(directory: str) -> None:
-        writer = ReplayWriter(directory, SessionHeader.from_dict(_json.loads(header)))
+        writer = ReplayWriter(directory, SessionHeader.from_dict(json.loads(header)))
         sandbox = Sandbox("bench", "token", None, None, "sandbox", replay=writer)
         if hasattr(sandbox, "take_and_log"):
             subscribed = [sandbox.take_and_log]

@@ -122,18 +122,6 @@ class Broadcaster:
         still go at once."""
         return max(self.interval, sandbox.watchers / SENDS_PER_SECOND)
 
-    @staticmethod
-    def due_in(sandbox, interval: float, now: float) -> float:
-        """Seconds until ``sandbox``'s next batch may go: ``interval`` after its last one, or now
-        when a fault's own record waits (``Sandbox.acted``) and the last batch did not already go
-        early. A class demo's batches are spaced half a second apart at 200 pages, and the
-        instructor's next click landed behind the previous fault's last records a third of the
-        time: the class saw it ~0.45 s late (docs/performance.md, issue 14, twenty-eighth round).
-        Going early once per spacing costs at most one more batch per action."""
-        if sandbox.acted and not sandbox.last_batch_early:
-            return 0.0
-        return sandbox.last_broadcast + interval - now
-
     def flush(self) -> float:
         """Send every sandbox whose last batch is at least ``interval`` old its new records.
         Returns the seconds until a sandbox that still holds records may send again.
@@ -147,11 +135,16 @@ class Broadcaster:
         wait = self.IDLE_WAIT_S
         for sandbox in fair_order([sandbox for sandbox in self.manager.all() if sandbox.has_pending()]):
             interval = self.interval_for(sandbox)
-            due_in = self.due_in(sandbox, interval, now)
-            if due_in > 0:
+            due_in = sandbox.last_broadcast + interval - now
+            # A fault's own record (``Sandbox.acted``) goes now, once per spacing: a class demo's
+            # batches are half a second apart at 200 pages, and the instructor's next click landed
+            # behind the previous fault's last records a third of the time, ~0.45 s late
+            # (docs/performance.md, issue 14, twenty-eighth round). The batch after an early one
+            # keeps the spacing, so a burst of clicks costs at most one more batch per spacing.
+            early = due_in > 0 and sandbox.acted and not sandbox.last_batch_early
+            if due_in > 0 and not early:
                 wait = min(wait, due_in)
                 continue
-            early = sandbox.last_broadcast + interval > now
             records = sandbox.drain()
             if records:
                 sandbox.last_broadcast, sandbox.last_batch_early = now, early

@@ -53,7 +53,7 @@ class Sandbox:
     acted: bool = False
     """A fault's own record (someone's click, a lesson's step) waits in ``pending``: the
     broadcaster sends it without waiting out the spacing a watched sandbox's batches keep
-    (``web.broadcast.Broadcaster.due_in``)."""
+    (``web.broadcast.Broadcaster.flush``)."""
     last_batch_early: bool = False
     """The last batch went before its spacing, for an action: the next keeps the spacing, so a burst
     of actions costs at most twice a sandbox's usual batches."""
