@@ -123,6 +123,7 @@ async function act(op, fields, label = op) {
     return null;
   }
   if (answer?.ok) controls.alerts.info(`${label}: ${answer.message ?? 'done'}`);
+  else if (answer?.unanswered) controls.alerts.error(`${label}: ${answer.error}`);
   else controls.alerts.error(`${label} was refused: ${answer?.error ?? 'no reason given'}`);
   return answer;
 }

@@ -10,7 +10,8 @@
  * follows the session they belong to, and so is `sandbox_gone`: with several workers, the one
  * holding the class's cluster may stop, and its pages say so as a sandbox's page does.
  */
-const ACK_TIMEOUT_MS = 10000;
+import {ACK_TIMEOUT_MS, unanswered} from './socket.js';
+
 export const CLASS_EVENTS = ['class_session', 'class_paused', 'private_sandbox', 'private_sandbox_failed',
   'class_answers', 'class_students', 'class_handout'];
 
@@ -19,9 +20,10 @@ export function connectClass(io, {classId, token, onJoined, onEvent, onConnectio
   let following = null; // {session, onRecords}
   let closed = false;
 
-  const call = (event, data) => new Promise((resolve) => {
+  const late = () => ({ok: false, error: 'the server did not answer in time'});
+  const call = (event, data, onTimeout = late) => new Promise((resolve) => {
     socket.timeout(ACK_TIMEOUT_MS).emit(event, data, (timeout, answer) => resolve(timeout
-      ? {ok: false, error: 'the server did not answer in time'} : answer ?? {ok: false, error: 'no answer'}));
+      ? onTimeout() : answer ?? {ok: false, error: 'no answer'}));
   });
   const join = () => call('join_class', {class: classId, token});
 
@@ -55,7 +57,7 @@ export function connectClass(io, {classId, token, onJoined, onEvent, onConnectio
     /** A prediction for the open question: resolves {ok, counts} or {ok: false, error}. */
     answer: (question, answer) => call('class_answer', {class: classId, token, question, answer}),
     /** A fault on the class cluster: the server applies the instructor's and refuses a student's. */
-    fault: (op, fields) => call('class_fault', {class: classId, token, op, ...fields}),
+    fault: (op, fields) => call('class_fault', {class: classId, token, op, ...fields}, unanswered),
     close() {
       closed = true;
       socket.close();

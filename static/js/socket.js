@@ -4,7 +4,19 @@
  * (`head`: the newest seq the server sent, which the batch must reach). Ordering,
  * duplicates and gaps are the record store's business, not this module's.
  */
-const ACK_TIMEOUT_MS = 10000;
+export const ACK_TIMEOUT_MS = 10000;
+
+/**
+ * What a page says when an action's answer did not come within `ACK_TIMEOUT_MS`. A server near
+ * its capacity can answer a start in seconds (docs/performance.md, issue 14, twenty-eighth round),
+ * and the action is usually carried out all the same: "failed" or "refused" would send the
+ * student to click again, so the answer says to watch the records first.
+ */
+export function unanswered() {
+  return {ok: false, unanswered: true,
+    error: `no answer from the server within ${ACK_TIMEOUT_MS / 1000} s. It may still carry it out: `
+      + 'watch the records before you try again'};
+}
 
 export function connectSandbox(io, {sandbox, token, onSnapshot, onRecords, onStatus, onJoinError, onConnection,
   onZookeeper}) {
@@ -53,13 +65,11 @@ export function connectSandbox(io, {sandbox, token, onSnapshot, onRecords, onSta
   return {
     socket, // for tests that cut the connection
     get connected() { return socket.connected; },
-    /** Send a fault; resolves with the server's ack {ok, message|error, seq}. */
+    /** Send a fault; resolves with the server's ack {ok, message|error, seq}, or `unanswered()`. */
     fault(op, fields) {
-      return new Promise((resolve, reject) => {
-        socket.timeout(ACK_TIMEOUT_MS).emit('fault', {sandbox, token, op, ...fields}, (timeout, answer) => {
-          if (timeout) reject(new Error('the server did not answer in time'));
-          else resolve(answer);
-        });
+      return new Promise((resolve) => {
+        socket.timeout(ACK_TIMEOUT_MS).emit('fault', {sandbox, token, op, ...fields},
+          (timeout, answer) => resolve(timeout ? unanswered() : answer));
       });
     },
     close() {
