@@ -280,6 +280,10 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "faults_refused": sum(1 for f in faults if not f["ok"]),
         "refusals": dict(Counter(str(f["error"])[:120] for f in faults if not f["ok"]).most_common(5)),
         "fault_records_lost": sum(1 for f in faults if f["ok"] and f["latency_ms"] is None),
+        # The broadcaster's batches to students' own pages (each a socket message, JSON and a writer
+        # thread's wake-up), per fault a student made: what a batch spacing costs.
+        "student_batches_per_fault": round(sum(r.get("batches", 0) for r in results)
+                                           / max(1, sum(1 for f in faults if f["ok"])), 1),
         "duplicates": sum(r["duplicates"] for r in results),
         "fault_to_page": latency_stats([f["latency_ms"] for f in faults if f["latency_ms"] is not None]),
         "fault_to_record_made": latency_stats([f["made_ms"] for f in faults if f.get("made_ms") is not None]),

@@ -178,7 +178,8 @@ def fault_result(watchers: list[Watcher], faults: list) -> dict:
                     "latency_ms": (got[0] - sent) if got else None,
                     "made_ms": (got[1] - sent) if got else None, "brought_ms": (got[0] - got[1]) if got else None})
     delivery = [recv - ts for w in watchers for recv, ts in w.received.values()]
-    return {"faults": out, "delivery_latencies": delivery, "records": sum(len(w.received) for w in watchers)}
+    return {"faults": out, "delivery_latencies": delivery, "records": sum(len(w.received) for w in watchers),
+            "batches": sum(len(w.batches) for w in watchers)}
 
 
 class ClientPool:
