@@ -17,6 +17,7 @@ from flask import Flask
 from flask_socketio import SocketIO
 
 from backend.runtime.replay import default_data_dir
+from backend.zk.io_loop import SessionLoop
 from web import api, pages, security, sockets, teaching_api, teaching_sockets
 from web import broadcast, stats_pages
 from web import replays_api
@@ -115,7 +116,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                         json=sockets.BoundedJson, serializer=sockets.JsonPacket, message_queue=url)
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     cap = capacity(app.config["MAX_SANDBOXES"])
-    guard = LoadGuard(app.config["SHED_AFTER_MS"])
+    guard = LoadGuard(app.config["SHED_AFTER_MS"], zk_behind=SessionLoop.behind_in_this_process)
     workers = Workers(url, cap, app.config["MAX_SANDBOXES_PER_CLIENT"], on_gone=sandboxes_gone(socketio)) \
         if url else None
     manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",

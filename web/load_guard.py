@@ -17,9 +17,15 @@ under half the limit, requests are accepted again.
 
 It is a backstop and no cure. A worker carrying its class runs a few to 80 ms behind, even
 when it cannot keep up with every request (100 students acting every 4 s). And the probe is
-not the most delayed thread: one that makes many system calls in a row, such as the brokers'
-cable thread, waits for the interpreter at each of them and falls behind by seconds when the
-probe does not (docs/performance.md, issue 14, sixteenth round).
+not the most delayed thread: one that makes many system calls in a row, such as the worker's
+ZooKeeper session loop, waits for the interpreter at each of them and falls behind by seconds
+when the probe does not (docs/performance.md, issue 14, sixteenth and twenty-eighth rounds). A
+late loop pings late, and a ping answered too late drops its session: the ``ConnectionLoss`` a
+busy class's students see now and then. So the probe also reads how overdue the loop's timers are
+(``SessionLoop.behind_s``), smoothed the same way, and ``/healthz`` reports it (``zk_lag_ms``)
+for whoever watches the server. It does not refuse on it: refusing while it was over 0.6 s
+turned away half of a 200-student class's faults and left the loop as late, and over 1.5 s it
+refused for 2 s of a minute and changed nothing (docs/performance.md, twenty-ninth round).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from typing import Callable
 
 from web.service import ApiError
 
@@ -46,12 +53,17 @@ class LoadGuard:
     """The worker's lateness, measured by its own probe thread, and the refusal it implies."""
 
     def __init__(self, limit_ms: float = DEFAULT_LIMIT_MS, interval_s: float = PROBE_INTERVAL_S,
-                 clock=time.monotonic) -> None:
+                 clock=time.monotonic, zk_behind: Callable[[], float] | None = None) -> None:
+        """``zk_behind``: how overdue the ZooKeeper session loop's timers are now, in seconds
+        (``SessionLoop.behind_in_this_process``), read at every wake of the probe."""
         self.limit_ms = limit_ms
         self.interval_s = interval_s
         self.clock = clock
+        self.zk_behind = zk_behind
         self.lag_ms = 0.0
         """How late the probe wakes, smoothed over ~``SMOOTHING_S``."""
+        self.zk_lag_ms = 0.0
+        """How overdue the session loop's timers are, smoothed the same way: reported, not refused on."""
         self.shedding = False
         self.refused = 0
         """Requests refused since the start (for ``/healthz`` and the bench)."""
@@ -75,16 +87,19 @@ class LoadGuard:
         before = self.clock()
         while not self._stop.wait(self.interval_s):
             now = self.clock()
-            self.observe(now - before - self.interval_s, now - before)
+            self.observe(now - before - self.interval_s, now - before,
+                         self.zk_behind() if self.zk_behind is not None else 0.0)
             before = now
 
-    def observe(self, late_s: float, elapsed_s: float) -> None:
-        """One wake of the probe, ``late_s`` after it was due, ``elapsed_s`` after the previous one:
-        a late wake weighs as long as it kept the probe waiting, so one 2-s stall counts as a
-        second of lateness would, not as one sample among twenty."""
+    def observe(self, late_s: float, elapsed_s: float, zk_late_s: float = 0.0) -> None:
+        """One wake of the probe, ``late_s`` after it was due, ``elapsed_s`` after the previous one,
+        with the session loop's timers ``zk_late_s`` overdue: a late wake weighs as long as it kept
+        the probe waiting, so one 2-s stall counts as a second of lateness would, not as one sample
+        among twenty."""
         self.wakes += 1
         weight = 1 - math.exp(-max(elapsed_s, 0.0) / SMOOTHING_S)
         self.lag_ms += (max(late_s, 0.0) * 1000 - self.lag_ms) * weight
+        self.zk_lag_ms += (max(zk_late_s, 0.0) * 1000 - self.zk_lag_ms) * weight
         if self.lag_ms > self.limit_ms:
             self.shedding = True
         elif self.lag_ms < self.limit_ms / 2:
@@ -99,5 +114,6 @@ class LoadGuard:
                            headers={"Retry-After": str(RETRY_AFTER_S)}, retry_after=RETRY_AFTER_S, overloaded=True)
 
     def describe(self) -> dict:
-        return {"lag_ms": round(self.lag_ms, 1), "limit_ms": self.limit_ms, "shedding": self.shedding,
+        return {"lag_ms": round(self.lag_ms, 1), "limit_ms": self.limit_ms,
+                "zk_lag_ms": round(self.zk_lag_ms, 1), "shedding": self.shedding,
                 "refused": self.refused}

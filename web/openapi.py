@@ -286,12 +286,17 @@ def openapi_document() -> dict:
                                           "hosts": {"type": "string"}, "outages": {"type": "integer"}}},
                         "sandboxes": {"type": "integer", "description": "running in the worker that answered"},
                         "sockets": {"type": ["integer", "null"], "description": "page sockets open in that worker"},
-                        "load": {"type": "object", "required": ["lag_ms", "limit_ms", "shedding", "refused"],
+                        "load": {"type": "object",
+                                 "required": ["lag_ms", "limit_ms", "zk_lag_ms", "shedding", "refused"],
                                  "description": "how far behind the worker runs (web/load_guard.py)",
                                  "properties": {
                                      "lag_ms": {"type": "number", "description": "smoothed lateness"},
                                      "limit_ms": {"type": "number",
                                                   "description": "past it, students' new work is refused"},
+                                     "zk_lag_ms": {"type": "number",
+                                                   "description": "how overdue the worker's ZooKeeper session "
+                                                                  "loop's pings and time-outs are, smoothed: past "
+                                                                  "about 1 s, some sessions drop (ConnectionLoss)"},
                                      "shedding": {"type": "boolean",
                                                   "description": "refusing now: a refused fault may be tried "
                                                                  "again once this is false"},

@@ -173,6 +173,30 @@ class SessionLoop:
         conn.timer_token = token
         heapq.heappush(self._timers, (when, token, conn, when - early))
 
+    def behind_s(self) -> float:
+        """How long its most overdue timer (a ping, a time-out) has been due, now; 0 while the
+        loop keeps up. Read from any thread without a lock: the heap's first entry is read whole,
+        and a moment's stale answer only moves a smoothed average (``web/load_guard.py``).
+
+        A worker's other threads can run on time while this one runs seconds late: it wakes for
+        hundreds of sockets a turn and gets the interpreter one switch interval at a time, and a
+        ping answered too late drops its session (docs/performance.md, issue 14, twenty-ninth
+        round)."""
+        try:
+            due = self._timers[0][0]
+        except IndexError:
+            return 0.0
+        return max(0.0, time.monotonic() - due)
+
+    @classmethod
+    def behind_in_this_process(cls) -> float:
+        """:meth:`behind_s` of this process's shared loop; 0 before it is made (no session yet),
+        without making it."""
+        made = cls._made
+        if made is None or made[0] != os.getpid():
+            return 0.0
+        return made[1].behind_s()
+
     @staticmethod
     def cancel_timer(conn: Owner) -> None:
         conn.timer_token = None  # its heap entry is skipped when it comes up

@@ -263,3 +263,22 @@ def test_a_busy_loop_sends_no_timer_early(counted_loop):
     loop.call(called.set)
     assert called.wait(5) and rider.fired.wait(5)
     assert rider.at >= start + 0.5, "the rider went early, with the wake-up for a call"
+
+
+def test_a_held_up_loop_says_how_overdue_its_timers_are(counted_loop):
+    """What the load guard reads (``web/load_guard.py``): nothing overdue while the loop keeps up;
+    while one step holds the loop's thread, the next timer's lateness grows; none once it ran."""
+    loop, turns = counted_loop
+    assert loop.behind_s() == 0.0
+    release = threading.Event()
+    holder, waiting = Timed(turns), Timed(turns)
+    holder.on_timer = lambda: release.wait(10)  # a step that keeps the loop's thread
+    start = time.monotonic()
+    loop.call(lambda: (loop.set_timer(holder, start + 0.05), loop.set_timer(waiting, start + 0.1)))
+    try:
+        wait_until(lambda: loop.behind_s() > 0.5, 10, "the waiting timer to be overdue by half a second")
+        assert not waiting.fired.is_set()
+    finally:
+        release.set()
+    assert waiting.fired.wait(5)
+    wait_until(lambda: loop.behind_s() == 0.0, 5, "the loop to be on time again")
