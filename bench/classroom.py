@@ -195,6 +195,7 @@ class LoadWatch(threading.Thread):
         if not self.samples:
             return {}
         return {"lag": latency_stats([s["lag_ms"] for s in self.samples]),
+                "zk_lag": latency_stats([s["zk_lag_ms"] for s in self.samples if "zk_lag_ms" in s]),
                 "seconds_refusing": sum(1 for s in self.samples if s["shedding"]),
                 "refused": self.samples[-1]["refused"] - self.samples[0]["refused"]}
 
@@ -344,6 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=64)
     parser.add_argument("--client-procs", type=int, default=None, help="default: one per 20 students, at most 5")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
+                        help="one more argument to this tree's kclab serve (head variants only), e.g. "
+                             "--serve-arg=--shed-zk-after-ms=0")
     parser.add_argument("--max-sandboxes", type=int, default=None,
                         help="the head variants' cap (default: what the machine holds, web/capacity.py)")
     parser.add_argument("--thread-account", metavar="PY_SPY",
@@ -365,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
             source, serve_args = sources[name]
             if args.max_sandboxes and name != "today":  # issue 14's start had no --max-sandboxes
                 serve_args = (*serve_args, "--max-sandboxes", str(args.max_sandboxes))
+            if name.startswith("head"):  # flags the --today tree may not know
+                serve_args = (*serve_args, *args.serve_arg)
             random.seed(args.seed)
             result = run_variant(name, source, serve_args, zk.hosts, args, Path(tmp))
             log(json.dumps(result))
