@@ -196,6 +196,9 @@ class LoadWatch(threading.Thread):
             return {}
         return {"lag": latency_stats([s["lag_ms"] for s in self.samples]),
                 "zk_lag": latency_stats([s["zk_lag_ms"] for s in self.samples if "zk_lag_ms" in s]),
+                # The worker's sessions whose connection dropped, or that expired, over the class.
+                **{f"zk_{what}": self.samples[-1][f"zk_{what}"] - self.samples[0][f"zk_{what}"]
+                   for what in ("dropped", "expired") if f"zk_{what}" in self.samples[0]},
                 "seconds_refusing": sum(1 for s in self.samples if s["shedding"]),
                 "refused": self.samples[-1]["refused"] - self.samples[0]["refused"]}
 

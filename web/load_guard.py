@@ -53,13 +53,17 @@ class LoadGuard:
     """The worker's lateness, measured by its own probe thread, and the refusal it implies."""
 
     def __init__(self, limit_ms: float = DEFAULT_LIMIT_MS, interval_s: float = PROBE_INTERVAL_S,
-                 clock=time.monotonic, zk_behind: Callable[[], float] | None = None) -> None:
+                 clock=time.monotonic, zk_behind: Callable[[], float] | None = None,
+                 zk_trouble: Callable[[], dict[str, int]] | None = None) -> None:
         """``zk_behind``: how overdue the ZooKeeper session loop's timers are now, in seconds
-        (``SessionLoop.behind_in_this_process``), read at every wake of the probe."""
+        (``SessionLoop.behind_in_this_process``), read at every wake of the probe; ``zk_trouble``:
+        its sessions' dropped connections and expiries so far (``SessionLoop.trouble_in_this_process``),
+        read for :meth:`describe`."""
         self.limit_ms = limit_ms
         self.interval_s = interval_s
         self.clock = clock
         self.zk_behind = zk_behind
+        self.zk_trouble = zk_trouble
         self.lag_ms = 0.0
         """How late the probe wakes, smoothed over ~``SMOOTHING_S``."""
         self.zk_lag_ms = 0.0
@@ -114,6 +118,7 @@ class LoadGuard:
                            headers={"Retry-After": str(RETRY_AFTER_S)}, retry_after=RETRY_AFTER_S, overloaded=True)
 
     def describe(self) -> dict:
+        trouble = self.zk_trouble() if self.zk_trouble is not None else {"dropped": 0, "expired": 0}
         return {"lag_ms": round(self.lag_ms, 1), "limit_ms": self.limit_ms,
-                "zk_lag_ms": round(self.zk_lag_ms, 1), "shedding": self.shedding,
-                "refused": self.refused}
+                "zk_lag_ms": round(self.zk_lag_ms, 1), "zk_dropped": trouble["dropped"],
+                "zk_expired": trouble["expired"], "shedding": self.shedding, "refused": self.refused}

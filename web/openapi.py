@@ -287,7 +287,8 @@ def openapi_document() -> dict:
                         "sandboxes": {"type": "integer", "description": "running in the worker that answered"},
                         "sockets": {"type": ["integer", "null"], "description": "page sockets open in that worker"},
                         "load": {"type": "object",
-                                 "required": ["lag_ms", "limit_ms", "zk_lag_ms", "shedding", "refused"],
+                                 "required": ["lag_ms", "limit_ms", "zk_lag_ms", "zk_dropped", "zk_expired",
+                                              "shedding", "refused"],
                                  "description": "how far behind the worker runs (web/load_guard.py)",
                                  "properties": {
                                      "lag_ms": {"type": "number", "description": "smoothed lateness"},
@@ -297,6 +298,14 @@ def openapi_document() -> dict:
                                                    "description": "how overdue the worker's ZooKeeper session "
                                                                   "loop's pings and time-outs are, smoothed: past "
                                                                   "about 1 s, some sessions drop (ConnectionLoss)"},
+                                     "zk_dropped": {"type": "integer",
+                                                    "description": "that worker's ZooKeeper connections dropped "
+                                                                   "or timed out since it started"},
+                                     "zk_expired": {"type": "integer",
+                                                    "description": "its sessions ZooKeeper expired (each a broker "
+                                                                   "or controller dead to its cluster, whoever "
+                                                                   "caused it: a lesson's ZooKeeper outage, or a "
+                                                                   "worker too busy to ping)"},
                                      "shedding": {"type": "boolean",
                                                   "description": "refusing now: a refused fault may be tried "
                                                                  "again once this is false"},

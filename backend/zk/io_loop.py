@@ -80,6 +80,12 @@ class SessionLoop:
         self._selector.register(self._wake_r, READ, None)
         self._resolver = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zk-resolve")
         self._ended = False
+        self.dropped = 0
+        """Connections of its sessions that dropped or timed out (a ping unanswered in time, a
+        server gone), counted on the loop's thread."""
+        self.expired = 0
+        """Sessions ZooKeeper said had expired when they came back: each one's broker or controller
+        was dead to the cluster, whoever caused it."""
         self.thread = threading.Thread(target=self._run, name="zk-sessions", daemon=True)
         self.thread.start()
 
@@ -189,13 +195,23 @@ class SessionLoop:
         return max(0.0, time.monotonic() - due)
 
     @classmethod
-    def behind_in_this_process(cls) -> float:
-        """:meth:`behind_s` of this process's shared loop; 0 before it is made (no session yet),
-        without making it."""
+    def _this_process(cls) -> SessionLoop | None:
+        """This process's shared loop, or ``None`` before it is made (no session yet), without
+        making it."""
         made = cls._made
-        if made is None or made[0] != os.getpid():
-            return 0.0
-        return made[1].behind_s()
+        return made[1] if made is not None and made[0] == os.getpid() else None
+
+    @classmethod
+    def behind_in_this_process(cls) -> float:
+        """:meth:`behind_s` of this process's shared loop; 0 before it is made."""
+        loop = cls._this_process()
+        return loop.behind_s() if loop is not None else 0.0
+
+    @classmethod
+    def trouble_in_this_process(cls) -> dict[str, int]:
+        """How many of this process's session connections dropped, and sessions expired, so far."""
+        loop = cls._this_process()
+        return {"dropped": loop.dropped if loop else 0, "expired": loop.expired if loop else 0}
 
     @staticmethod
     def cancel_timer(conn: Owner) -> None:

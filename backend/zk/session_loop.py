@@ -171,11 +171,14 @@ class LoopConnection(ConnectionHandler):
                 if isinstance(exc, OSError):
                     exc = ConnectionDropped(f"socket connection error: {getattr(exc, 'strerror', None) or exc}")
                 self.logger.warning("Connection dropped: %s", exc)
+                self.loop.dropped += 1
                 step, args = self._lost, ()
             except self.handler.timeout_exception as exc:
                 self.logger.warning("Connection time-out: %s", exc)
+                self.loop.dropped += 1
                 step, args = self._lost, ()
             except SessionExpiredError:
+                self.loop.expired += 1
                 step, args = self._expired, ()
             except AuthFailedError as exc:
                 self.logger.warning("AUTH_FAILED closing: %s", exc)
