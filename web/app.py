@@ -26,7 +26,7 @@ from web.broadcast import Broadcaster
 from web.capacity import capacity
 from web.classes import MAX_CLASSES, MAX_STUDENTS_PER_CLASS, ClassRegistry
 from web.handout import COPY_THREADS
-from web.load_guard import DEFAULT_LIMIT_MS, LoadGuard
+from web.load_guard import DEFAULT_LIMIT_MS, DEFAULT_ZK_LIMIT_MS, LoadGuard
 from web.clients import FaultRate, current_client
 from web.sandboxes import SandboxManager
 from web.scaleout import routes
@@ -105,6 +105,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         MAX_STUDENTS_PER_CLASS=MAX_STUDENTS_PER_CLASS,
         COPY_THREADS=COPY_THREADS,         # a hand-out's copies built at once, over the worker's classes
         SHED_AFTER_MS=DEFAULT_LIMIT_MS,    # a worker this far behind refuses students' new work (web/load_guard.py)
+        SHED_ZK_AFTER_MS=DEFAULT_ZK_LIMIT_MS,  # ... and one whose ZooKeeper session loop is this late
     )
     if test_config:
         app.config.update(test_config)
@@ -117,7 +118,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     cap = capacity(app.config["MAX_SANDBOXES"])
     guard = LoadGuard(app.config["SHED_AFTER_MS"], zk_behind=SessionLoop.behind_in_this_process,
-                      zk_trouble=SessionLoop.trouble_in_this_process)
+                      zk_trouble=SessionLoop.trouble_in_this_process, zk_limit_ms=app.config["SHED_ZK_AFTER_MS"])
     workers = Workers(url, cap, app.config["MAX_SANDBOXES_PER_CLIENT"], on_gone=sandboxes_gone(socketio)) \
         if url else None
     manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",

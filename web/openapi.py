@@ -287,8 +287,8 @@ def openapi_document() -> dict:
                         "sandboxes": {"type": "integer", "description": "running in the worker that answered"},
                         "sockets": {"type": ["integer", "null"], "description": "page sockets open in that worker"},
                         "load": {"type": "object",
-                                 "required": ["lag_ms", "limit_ms", "zk_lag_ms", "zk_dropped", "zk_expired",
-                                              "shedding", "refused"],
+                                 "required": ["lag_ms", "limit_ms", "zk_lag_ms", "zk_limit_ms", "zk_dropped",
+                                              "zk_expired", "shedding", "refused"],
                                  "description": "how far behind the worker runs (web/load_guard.py)",
                                  "properties": {
                                      "lag_ms": {"type": "number", "description": "smoothed lateness"},
@@ -298,6 +298,9 @@ def openapi_document() -> dict:
                                                    "description": "how overdue the worker's ZooKeeper session "
                                                                   "loop's pings and time-outs are, smoothed: past "
                                                                   "about 1 s, some sessions drop (ConnectionLoss)"},
+                                     "zk_limit_ms": {"type": "number",
+                                                     "description": "past it, students' new work is refused too "
+                                                                    "(0: never for this reason)"},
                                      "zk_dropped": {"type": "integer",
                                                     "description": "that worker's ZooKeeper connections dropped "
                                                                    "or timed out since it started"},

@@ -107,22 +107,28 @@ def test_the_lateness_is_smoothed_and_refusal_ends_below_half_the_limit():
     guard.require()
 
 
-def test_a_late_zookeeper_loop_is_reported_and_not_refused_on():
+def test_a_late_zookeeper_loop_is_refused_for_though_the_probe_is_on_time():
     """The session loop can run seconds late while the probe wakes on time (docs/performance.md,
-    issue 14, twenty-eighth round): its lateness is smoothed as the probe's is and reported in
-    ``/healthz``; refusing on it was measured to turn students away for nothing (twenty-ninth)."""
-    guard = LoadGuard(limit_ms=300)
+    issue 14, twenty-eighth round): its own lateness refuses, the refusal names it, and refusing
+    ends when both are under half their limits; ``zk_limit_ms`` 0 never refuses for it."""
+    guard = LoadGuard(limit_ms=300, zk_limit_ms=600)
     guard.observe(late_s=0.01, elapsed_s=0.06, zk_late_s=1.0)
-    assert 0 < guard.zk_lag_ms < 1000  # one sample moves it a little
-    for _ in range(40):  # two seconds of the loop running a second late, the probe 10 ms late
+    assert 0 < guard.zk_lag_ms < 600 and not guard.shedding  # one late reading moves it a little
+    for _ in range(20):  # a second of the loop running a second late, the probe 10 ms late
         guard.observe(late_s=0.01, elapsed_s=0.06, zk_late_s=1.0)
-    assert 900 < guard.zk_lag_ms <= 1000 and guard.lag_ms < 300
+    assert guard.shedding and guard.lag_ms < 300 < 600 < guard.zk_lag_ms
+    with pytest.raises(ApiError) as refused:
+        guard.require()
+    assert refused.value.status == 503 and "its ZooKeeper sessions run 0.9 s behind" in str(refused.value)
+    while guard.zk_lag_ms >= 300:
+        assert guard.shedding
+        guard.observe(late_s=0.01, elapsed_s=0.06, zk_late_s=0.1)
     assert not guard.shedding
-    guard.require()
     assert guard.describe()["zk_lag_ms"] == round(guard.zk_lag_ms, 1)
+    never = LoadGuard(limit_ms=300, zk_limit_ms=0)
     for _ in range(40):
-        guard.observe(late_s=0.01, elapsed_s=0.06, zk_late_s=0.0)
-    assert guard.zk_lag_ms < 100
+        never.observe(late_s=0.01, elapsed_s=0.06, zk_late_s=5.0)
+    assert not never.shedding and never.zk_lag_ms > 1000
 
 
 class _Owner:
@@ -137,18 +143,20 @@ class _Owner:
 
 def test_the_probe_reads_a_real_session_loop_held_up():
     """The real thing: a session loop (a loop of its own, not the process's) whose thread is kept
-    by one step while a timer waits; the probe reads the loop's lateness, and once the loop runs
-    again, reads it back near nothing."""
+    by one step while a timer waits; the probe, itself on time, reads the loop's lateness and
+    refuses; once the loop runs again, refusing ends."""
     loop = SessionLoop()
-    guard = LoadGuard(limit_ms=300, zk_behind=loop.behind_s).start()
+    guard = LoadGuard(limit_ms=300, zk_behind=loop.behind_s, zk_limit_ms=200).start()
     release = threading.Event()
     try:
         start = time.monotonic()
         loop.call(lambda: (loop.set_timer(_Owner(lambda: release.wait(20)), start + 0.05),
                            loop.set_timer(_Owner(), start + 0.1)))
-        wait_until(lambda: guard.zk_lag_ms > 500, 15, "the probe to see the loop behind")
+        wait_until(lambda: guard.shedding, 15, "the probe to see the loop behind")
+        assert guard.zk_lag_ms > 200, guard.describe()
         release.set()
-        wait_until(lambda: guard.zk_lag_ms < 50, 15, "the probe to see the loop caught up")
+        wait_until(lambda: not guard.shedding, 15, "the probe to see the loop caught up")
+        assert guard.zk_lag_ms < 100, guard.describe()
     finally:
         release.set()
         guard.stop()

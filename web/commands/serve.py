@@ -62,6 +62,10 @@ def register(subparsers) -> None:
                         help="refuse students' new faults and sandboxes (503, try again) while a worker runs more "
                              "than this far behind, so that they are told the server is overloaded instead of "
                              "waiting (default 300; 0: never refuse — web/load_guard.py)")
+    parser.add_argument("--shed-zk-after-ms", type=float, default=None, metavar="MS",
+                        help="the same refusal while a worker's ZooKeeper session loop runs more than this far "
+                             "behind on its pings, before its brokers' sessions drop and expire (default 600; "
+                             "0: never for this reason)")
     parser.add_argument("--workers", type=_positive, default=None, metavar="N",
                         help="worker processes, so a class uses every core (default: the number of cores); more "
                              "than one needs Redis: a redis-server of its own unless --redis names one")
@@ -171,6 +175,8 @@ def _serve(args, hosts: str, zk_control, token: str) -> int:
               "MAX_SANDBOXES": args.max_sandboxes, "REDIS_URL": args.redis}
     if args.shed_after_ms is not None:
         config["SHED_AFTER_MS"] = args.shed_after_ms
+    if args.shed_zk_after_ms is not None:
+        config["SHED_ZK_AFTER_MS"] = args.shed_zk_after_ms
     for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST",
                 "MAX_CLASSES", "MAX_STUDENTS_PER_CLASS", "COPY_THREADS"):
         if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
