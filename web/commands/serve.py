@@ -64,7 +64,7 @@ def register(subparsers) -> None:
                              "waiting (default 300; 0: never refuse — web/load_guard.py)")
     parser.add_argument("--shed-zk-after-ms", type=float, default=None, metavar="MS",
                         help="the same refusal while a worker's ZooKeeper session loop runs more than this far "
-                             "behind on its pings, before its brokers' sessions drop and expire (default 600; "
+                             "behind on its pings, before its brokers' sessions drop and expire (default 1000; "
                              "0: never for this reason)")
     parser.add_argument("--workers", type=_positive, default=None, metavar="N",
                         help="worker processes, so a class uses every core (default: the number of cores); more "
