@@ -26,7 +26,7 @@ or controller dead to its cluster that no student touched, and a failover the st
 cause. So the probe also reads how overdue the loop's timers are (``SessionLoop.behind_s``),
 smoothed the same way against a limit of its own, ``zk_limit_ms``, and refuses while either is
 over its limit; refusing ends when both are under half theirs. At 200 students on one worker of
-this 2-core machine it refused a sixth of the students' faults, and 0–3 sessions expired a minute
+this 2-core machine it refused up to a sixth of the students' faults, and 0–3 sessions expired a minute
 instead of 1–39; at 100 students the loop ran under 40 ms late and it never refused
 (docs/performance.md, issue 14, twenty-ninth round). ``/healthz`` reports both latenesses and the
 sessions dropped and expired.
@@ -55,7 +55,7 @@ DEFAULT_ZK_LIMIT_MS = 1000
 has been quiet a third of its time-out (1.3 s of the lab's 4 s), and its connection drops if the
 answer is not read within the next such wait (0.9–1.3 s, issue 14's sixteenth round); it expires
 if it is not back within the time-out. At 200 students on one worker a limit of 1 s left 0–3
-expiries a minute, refusing a sixth of the faults with the tails unchanged; 0.6 s left none,
+expiries a minute, refusing up to a sixth of the faults with the tails unchanged; 0.6 s left none,
 refusing two fifths, with longer tails for the faults it took (docs/performance.md, issue 14,
 twenty-ninth round)."""
 RETRY_AFTER_S = 2
