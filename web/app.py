@@ -117,8 +117,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                         json=sockets.BoundedJson, serializer=sockets.JsonPacket, message_queue=url)
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     cap = capacity(app.config["MAX_SANDBOXES"])
-    guard = LoadGuard(app.config["SHED_AFTER_MS"], zk_behind=SessionLoop.behind_in_this_process,
-                      zk_trouble=SessionLoop.trouble_in_this_process, zk_limit_ms=app.config["SHED_ZK_AFTER_MS"])
+    guard = LoadGuard(app.config["SHED_AFTER_MS"], zk_loop=SessionLoop.in_this_process,
+                      zk_limit_ms=app.config["SHED_ZK_AFTER_MS"])
     workers = Workers(url, cap, app.config["MAX_SANDBOXES_PER_CLIENT"], on_gone=sandboxes_gone(socketio)) \
         if url else None
     manager = SandboxManager(app.config["ZK_HOSTS"], Path(app.config["DATA_DIR"]) / "replays",

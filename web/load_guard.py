@@ -37,9 +37,12 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from web.service import ApiError
+
+if TYPE_CHECKING:
+    from backend.zk.io_loop import SessionLoop
 
 PROBE_INTERVAL_S = 0.05
 SMOOTHING_S = 0.5
@@ -65,18 +68,16 @@ class LoadGuard:
     """The worker's lateness, measured by its own probe thread, and the refusal it implies."""
 
     def __init__(self, limit_ms: float = DEFAULT_LIMIT_MS, interval_s: float = PROBE_INTERVAL_S,
-                 clock=time.monotonic, zk_behind: Callable[[], float] | None = None,
-                 zk_trouble: Callable[[], dict[str, int]] | None = None,
+                 clock=time.monotonic, zk_loop: Callable[[], SessionLoop | None] | None = None,
                  zk_limit_ms: float = DEFAULT_ZK_LIMIT_MS) -> None:
-        """``zk_behind``: how overdue the ZooKeeper session loop's timers are now, in seconds
-        (``SessionLoop.behind_in_this_process``), read at every wake of the probe; ``zk_trouble``:
-        its sessions' dropped connections and expiries so far (``SessionLoop.trouble_in_this_process``),
-        read for :meth:`describe`; ``zk_limit_ms`` 0: never refuse for the loop."""
+        """``zk_loop``: the worker's ZooKeeper session loop, ``None`` until a session made it
+        (``SessionLoop.in_this_process``): the probe reads how overdue its timers are
+        (``behind_s``) at every wake, and :meth:`describe` its sessions' ``dropped`` and
+        ``expired`` counts. ``zk_limit_ms`` 0: never refuse for the loop."""
         self.limit_ms = limit_ms
         self.interval_s = interval_s
         self.clock = clock
-        self.zk_behind = zk_behind
-        self.zk_trouble = zk_trouble
+        self.zk_loop = zk_loop
         self.zk_limit_ms = zk_limit_ms
         self.lag_ms = 0.0
         """How late the probe wakes, smoothed over ~``SMOOTHING_S``."""
@@ -105,8 +106,8 @@ class LoadGuard:
         before = self.clock()
         while not self._stop.wait(self.interval_s):
             now = self.clock()
-            self.observe(now - before - self.interval_s, now - before,
-                         self.zk_behind() if self.zk_behind is not None else 0.0)
+            loop = self._loop()
+            self.observe(now - before - self.interval_s, now - before, loop.behind_s() if loop else 0.0)
             before = now
 
     def observe(self, late_s: float, elapsed_s: float, zk_late_s: float = 0.0) -> None:
@@ -140,9 +141,12 @@ class LoadGuard:
             return f"its ZooKeeper sessions run {self.zk_lag_ms / 1000:.1f} s behind"
         return f"running {self.lag_ms / 1000:.1f} s behind"
 
+    def _loop(self) -> SessionLoop | None:
+        return self.zk_loop() if self.zk_loop is not None else None
+
     def describe(self) -> dict:
-        trouble = self.zk_trouble() if self.zk_trouble is not None else {"dropped": 0, "expired": 0}
+        loop = self._loop()
         return {"lag_ms": round(self.lag_ms, 1), "limit_ms": self.limit_ms,
                 "zk_lag_ms": round(self.zk_lag_ms, 1), "zk_limit_ms": self.zk_limit_ms,
-                "zk_dropped": trouble["dropped"],
-                "zk_expired": trouble["expired"], "shedding": self.shedding, "refused": self.refused}
+                "zk_dropped": loop.dropped if loop else 0, "zk_expired": loop.expired if loop else 0,
+                "shedding": self.shedding, "refused": self.refused}

@@ -56,9 +56,18 @@ class SessionLoop:
         """This process's loop, made on first use — and made again in a forked child (a
         scale-out worker), which inherits the object but not its thread."""
         with cls._made_lock:
-            if cls._made is None or cls._made[0] != os.getpid():
-                cls._made = (os.getpid(), cls())
-            return cls._made[1]
+            loop = cls.in_this_process()
+            if loop is None:
+                loop = cls()
+                cls._made = (os.getpid(), loop)
+            return loop
+
+    @classmethod
+    def in_this_process(cls) -> SessionLoop | None:
+        """This process's loop if a session made it, without making one (a forked child's
+        inherited loop is not its own): what ``web/load_guard.py`` reads."""
+        made = cls._made
+        return made[1] if made is not None and made[0] == os.getpid() else None
 
     def __init__(self) -> None:
         self._selector = selectors.DefaultSelector()
@@ -193,25 +202,6 @@ class SessionLoop:
         except IndexError:
             return 0.0
         return max(0.0, time.monotonic() - due)
-
-    @classmethod
-    def _this_process(cls) -> SessionLoop | None:
-        """This process's shared loop, or ``None`` before it is made (no session yet), without
-        making it."""
-        made = cls._made
-        return made[1] if made is not None and made[0] == os.getpid() else None
-
-    @classmethod
-    def behind_in_this_process(cls) -> float:
-        """:meth:`behind_s` of this process's shared loop; 0 before it is made."""
-        loop = cls._this_process()
-        return loop.behind_s() if loop is not None else 0.0
-
-    @classmethod
-    def trouble_in_this_process(cls) -> dict[str, int]:
-        """How many of this process's session connections dropped, and sessions expired, so far."""
-        loop = cls._this_process()
-        return {"dropped": loop.dropped if loop else 0, "expired": loop.expired if loop else 0}
 
     @staticmethod
     def cancel_timer(conn: Owner) -> None:

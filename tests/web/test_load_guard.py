@@ -147,7 +147,7 @@ def test_the_probe_reads_a_real_session_loop_held_up():
     by one step while a timer waits; the probe, itself on time, reads the loop's lateness and
     refuses; once the loop runs again, refusing ends."""
     loop = SessionLoop()
-    guard = LoadGuard(limit_ms=300, zk_behind=loop.behind_s, zk_limit_ms=200).start()
+    guard = LoadGuard(limit_ms=300, zk_loop=lambda: loop, zk_limit_ms=200).start()
     release = threading.Event()
     try:
         start = time.monotonic()
