@@ -22,6 +22,10 @@ from backend.runtime.polling import poll_until
 HOLD_BACK_S = 5.0
 """How long the other brokers wait for the pinned winner before the race is open again."""
 
+COMPETES = "competes"
+HELD = "held"
+GAVE_UP = "gave_up"
+
 
 class StageDirections:
     def __init__(self, is_running: Callable[[int], bool]) -> None:
@@ -41,20 +45,42 @@ class StageDirections:
         if self.election_winner == winner:
             self.election_winner = None
 
-    def hold_back(self, broker_id: int, controller_exists: Callable[[], bool]) -> bool:
-        """Before ``broker_id`` competes for ``/controller``: wait while another broker is
-        pinned to win and has not won yet (for :data:`HOLD_BACK_S` at most, or until it stops
-        running). True when this broker held back."""
-        winner = self.election_winner
-        if winner is None or winner == broker_id:
-            return False
+    def hold_back(self, broker_id: int, controller_exists: Callable[[], bool]) -> tuple[str, int | None]:
+        """Before ``broker_id`` competes for ``/controller``: wait while another running broker
+        is pinned to win and no controller exists (for :data:`HOLD_BACK_S` at most). Returns
+        the outcome — :data:`COMPETES` (no direction for another running broker), :data:`HELD`
+        (it waited until a controller existed, or the direction changed to no one else, or its
+        broker stopped) or :data:`GAVE_UP` (the time ran out; the race is open again) — and the
+        broker it last waited for.
+
+        The direction is read again at every look, not once: a lesson can give the next one while
+        this broker still waits for the previous winner (control_plane_queue: broker 1 wins,
+        ``direct winner 0``, broker 1 stops — all inside one 20 ms look of broker 2's, which then
+        woke to "broker 1 stopped" and took the race from broker 0). After :data:`HELD` the
+        controller reads ``/controller`` and, finding none, asks again."""
+        waited_for = self.pinned_other(broker_id)
+        if waited_for is None:
+            return COMPETES, None
+
+        def settled() -> bool:
+            nonlocal waited_for
+            pinned = self.pinned_other(broker_id)
+            if pinned is None:
+                return True
+            waited_for = pinned
+            return controller_exists()
         try:
-            poll_until(lambda: not self._is_running(winner) or controller_exists(), HOLD_BACK_S,
-                       f"broker {winner} to win")
+            poll_until(settled, HOLD_BACK_S, "the pinned broker to win")
         except TimeoutError:  # the named broker did not win in time: the race is open again
-            if self.election_winner == winner:
+            if self.election_winner == waited_for:
                 self.election_winner = None
-        return True
+            return GAVE_UP, waited_for
+        return HELD, waited_for
+
+    def pinned_other(self, broker_id: int) -> int | None:
+        """The broker pinned to win, if it is another than ``broker_id`` and it is running."""
+        winner = self.election_winner
+        return winner if winner is not None and winner != broker_id and self._is_running(winner) else None
 
 
 class PausePoint:

@@ -126,3 +126,33 @@ def open_instructor(new_page, server, name: str = "Ada"):
 def screenshot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+ELECTION_STATES = {"elected", "resigned", "lost_election", "stopped_holding_back", "failover_failed",
+                   "started", "stopped", "crashed", "shut_down", "session_expired"}
+
+
+def election_history(data_dir: Path, lesson_id: str, last: int = 25) -> str:
+    """The newest replay log of ``lesson_id``'s controller and broker lifecycle records, one per
+    line: what a failed lesson's "expected controller N" needs to be read (who competed, who held
+    back, who won, in which order). Best effort: a failure's message, never a test's verdict."""
+    logs = sorted((data_dir / "replays").glob("**/*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in logs:
+        lines = path.read_text(errors="replace").splitlines()
+        try:
+            header = json.loads(lines[0]) if lines else {}
+        except ValueError:
+            continue
+        if header.get("lesson_id") != lesson_id:
+            continue
+        picked = []
+        for line in lines[1:]:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("kind") in ("controller", "broker") and record.get("to_state") in ELECTION_STATES:
+                picked.append(f"  #{record.get('seq', '?')} {record.get('subject')} {record.get('to_state')}: "
+                              f"{record.get('note', '')}")
+        return f"{path.name}, its last election records:\n" + "\n".join(picked[-last:])
+    return f"no replay log of {lesson_id} in {data_dir / 'replays'}"

@@ -22,10 +22,18 @@ import pytest
 from backend.lessons.course import list_lessons, load_course
 from tests.e2e.conftest import page_errors
 from tests.e2e.lesson_player import Student
-from tests.e2e.teaching_support import screenshot
+from tests.e2e.teaching_support import election_history, screenshot
 
 LESSONS = {e.id: e.lesson for e in list_lessons()}
 ORDER = load_course().order
+
+
+def play(student: Student, server):
+    """``student.play()``; a lesson that stopped says who competed for /controller and who won."""
+    try:
+        return student.play()
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}\n{election_history(server.data_dir, student.lesson.id)}") from None
 
 
 # 22 lessons take 3.5-4 min alone (docs/performance.md, issue 14, eighteenth round); beside the
@@ -42,7 +50,7 @@ def test_a_student_takes_the_course_from_the_first_lesson_to_the_last(new_page, 
     for number, lesson_id in enumerate(ORDER):
         page.wait_for_selector(f'#lesson[data-lesson-id="{lesson_id}"]', timeout=60_000)
         started = time.monotonic()
-        played = Student(page, LESSONS[lesson_id], first_mode=number).play()
+        played = play(Student(page, LESSONS[lesson_id], first_mode=number), kclab_server)
         times[lesson_id] = round(time.monotonic() - started, 1)
         assert played.back_ms, f"{lesson_id}: Back was never tried"
         if number + 1 < len(ORDER):
@@ -75,6 +83,6 @@ def test_a_slow_student_sees_the_same_outcomes(new_page, kclab_server, lesson_id
     page.goto(f"{kclab_server.url}lessons")
     page.click(f'.lesson-card[data-lesson-id="{lesson_id}"] button[data-action="walkthrough"]')
     page.wait_for_url(kclab_server.url)
-    Student(page, LESSONS[lesson_id], first_mode=1, slow_ms=reading_ms, look_back_at=0).play()
+    play(Student(page, LESSONS[lesson_id], first_mode=1, slow_ms=reading_ms, look_back_at=0), kclab_server)
     assert page.get_attribute("#lesson", "data-status") == "finished"
     assert not page_errors(page), page_errors(page)

@@ -35,7 +35,7 @@ from backend.runtime.controller.handlers import HANDLERS, watch_reassigning_isr
 from backend.runtime.controller.metrics import ControllerStats, GaugeReporter
 from backend.runtime.lab_clock import LabClock, LabTimer
 from backend.runtime.peers import BrokerDirectory, Emit
-from backend.runtime.stage import PausePoint, StageDirections
+from backend.runtime.stage import GAVE_UP, HELD, HOLD_BACK_S, PausePoint, StageDirections
 from backend.view.metrics import broker_metrics, controller_gauges
 from backend.zk.client import KafkaZkClient
 from backend.zk.watches import SessionState
@@ -228,7 +228,15 @@ class KafkaController:
     # -- who is the controller (§2) -----------------------------------------------------------
     def elect(self) -> None:
         current = self.zk.get_controller_id(watch=self.watches.on_controller)
-        if current is None and self.stage.hold_back(self.broker_id, lambda: self.zk.get_controller_id() is not None):
+        while current is None:  # a lesson's stage direction: the pinned broker goes first
+            held, pinned = self.stage.hold_back(self.broker_id, lambda: self.zk.get_controller_id() is not None)
+            if held == GAVE_UP:
+                self.emit([self.note("stopped_holding_back", (
+                    f"Broker {self.broker_id} waited {HOLD_BACK_S:.0f} s for broker {pinned}, whom the lesson's "
+                    f"stage direction lets win, to become controller. It did not, so the race is open again: "
+                    f"broker {self.broker_id} competes for /controller as any Kafka broker would."))])
+            if held != HELD:
+                break
             current = self.zk.get_controller_id(watch=self.watches.on_controller)
         if current is not None:
             self.active_controller_id = current
