@@ -110,10 +110,12 @@ class Sandbox:
         return snapshot, [r.to_dict() for r in self.bus.since(snapshot["seq"] + 1)]
 
     def drain(self, limit: int = MAX_BATCH) -> list[dict]:
-        """The oldest ``limit`` records waiting to be sent (the rest wait for the next round)."""
+        """The oldest ``limit`` records waiting to be sent (the rest wait for the next round, still
+        marked ``acted`` if a fault's record is among them)."""
         with self.lock:
             batch, self.pending = self.pending[:limit], self.pending[limit:]
-            self.acted = False
+            # A backlog beyond one batch may still hold the fault's record: it keeps its mark.
+            self.acted = self.acted and any(record["kind"] == "fault" for record in self.pending)
         return batch
 
     def touch(self) -> None:

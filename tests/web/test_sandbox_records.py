@@ -38,6 +38,11 @@ def test_a_fault_s_own_record_wakes_the_broadcaster_though_earlier_records_wait(
         assert sandbox.has_pending() and not sandbox.acted  # the start's records, none sent yet
         assert apply_fault(sandbox.cluster, "crash_broker", {"broker": 1}).ok
         assert sandbox.acted and wakes == [True]  # the crash's later records do not wake it again
+        # A backlog longer than a batch: the batch before the fault's record leaves it waiting,
+        # still marked, so the next round sends it early too.
+        fault_at = next(i for i, d in enumerate(sandbox.pending) if d["kind"] == "fault")
+        assert fault_at > 0 and sandbox.drain(limit=fault_at)
+        assert sandbox.acted and sandbox.pending[0]["kind"] == "fault"
         sandbox.drain(limit=100_000)
         assert not sandbox.acted
     finally:
