@@ -153,7 +153,11 @@ def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: fl
             with lock:
                 faults.append((index, op, broker, sent, answered, answer.get("seq"), bool(answer.get("ok")),
                                answer.get("error")))
-            step += 1
+            # A refused fault (429/503 carry ``retry_after``) is tried again at the student's next
+            # turn, as a student clicks again: moving on made the next turn's start a 409 "broker is
+            # running" for a stop that never happened (issue 14, twenty-ninth round's note).
+            if answer.get("ok") or not answer.get("retry_after"):
+                step += 1
             next_at += interval
             if next_at < time.monotonic():  # the fault took longer than the interval: go on at once
                 next_at = time.monotonic()
