@@ -25,7 +25,6 @@ from backend.core.model import BrokerInfo, LeaderIsrAndControllerEpoch, ReplicaA
 from backend.core.records import Record
 from backend.zk import codec, paths
 from backend.zk.fenced import FencedWriter
-from backend.zk.handler import deferred_wakeups
 from backend.zk.multi_read import ZnodeReader
 from backend.zk.watches import Watch, watch as as_watch
 
@@ -47,18 +46,19 @@ class KafkaZkClient:
         """Kafka's ``createTopLevelPaths``: each persistent path made if it is missing, parents
         first, in Kafka's order.
 
-        Whether each exists is asked in one pipelined burst, not one round trip after another:
-        13 of them were a third of a broker start's ZooKeeper requests, each a wake-up of the
-        connection thread and the cable. Only the missing ones are then made, one by one in
-        the same order, so a new cluster's znodes are created exactly as before. Bounded like
-        every other call here: kazoo keeps a request made while its connection is being
-        re-established until it is, and a broker's start (a student's request) must not wait for
-        ever on a ZooKeeper that does not take the connection back."""
-        with deferred_wakeups(self.zk):
-            looks = [(path, self.zk.exists_async(path)) for path in paths.PERSISTENT_PATHS]
-        for path, look in looks:
-            if look.get(timeout=TIMEOUT_S) is None:
+        Which exist is read in one request (a ``multiRead``, where the ensemble has it; else
+        the pipelined burst of gets it replaces): the 13 looks were a third of a broker start's
+        ZooKeeper requests, and a request is the expensive unit on both sides
+        (``backend/zk/multi_read.py``). Reads leave no trace in the tree. Only the missing ones
+        are then made, one by one in the same order, so a new cluster's znodes are created
+        exactly as before. Bounded like every other call here: kazoo keeps a request made while
+        its connection is being re-established until it is, and a broker's start (a student's
+        request) must not wait for ever on a ZooKeeper that does not take the connection back."""
+        for path, look in zip(paths.PERSISTENT_PATHS, self.reader.get_many(paths.PERSISTENT_PATHS)):
+            if isinstance(look, NoNodeError):
                 self.zk.ensure_path_async(path).get(timeout=TIMEOUT_S)
+            elif isinstance(look, Exception):
+                raise look
 
     def register_broker(self, broker_id: int, host: str = "localhost", port: int = 9092, version: int = 5) -> int:
         """Create ``/brokers/ids/<id>`` (ephemeral) and return its czxid: the broker epoch.
@@ -77,7 +77,10 @@ class KafkaZkClient:
 
     # -- controller election (§2.2) ----------------------------------------------------------------
     def get_controller_id(self, watch: Watch | None = None) -> int | None:
-        if self.zk.exists(paths.CONTROLLER, watch=as_watch(watch)) is None:
+        """Who holds ``/controller``. With ``watch``, Kafka's ``registerZNodeChangeHandlerAndCheckExistence``
+        then ``getControllerId``: an ``exists`` arms the watch whether or not the znode is there (a
+        ``getData`` of an absent znode arms none). Without, ``getControllerId`` alone: one ``getData``."""
+        if watch is not None and self.zk.exists(paths.CONTROLLER, watch=as_watch(watch)) is None:
             return None
         try:
             return codec.decode_controller(self.zk.get(paths.CONTROLLER)[0])

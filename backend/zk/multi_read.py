@@ -31,6 +31,7 @@ from kazoo.exceptions import EXCEPTIONS, NoNodeError
 from kazoo.protocol.serialization import int_struct, multiheader_struct, read_buffer, stat_struct, write_string
 from kazoo.protocol.states import ZnodeStat
 
+from backend.zk.handler import deferred_wakeups
 from backend.zk.paths import zk_servers
 from backend.zkserver.four_letter import server_version
 
@@ -108,7 +109,8 @@ class ZnodeReader:
         return [result for handle in handles for result in handle.get(timeout=self.timeout_s)]
 
     def _pipelined(self, paths: Sequence[str]) -> list:
-        handles = [self.zk.get_async(p) for p in paths]
+        with deferred_wakeups(self.zk):  # one wake-up of the connection for the whole burst
+            handles = [self.zk.get_async(p) for p in paths]
         results: list = []
         for handle in handles:
             try:

@@ -171,9 +171,11 @@ def test_a_busy_client_leaves_the_process_random_state_alone(client):
 
 
 # -- createTopLevelPaths -----------------------------------------------------------------------
-def test_top_level_paths_are_made_in_kafkas_order_parents_first_and_asked_for_in_one_burst(client):
-    """The existence checks go out together (one wake-up of the connection thread); the missing
-    znodes are then made one by one, so a new cluster's czxids follow Kafka's order."""
+@pytest.mark.parametrize("multi_read", [False, True])
+def test_top_level_paths_are_made_in_kafkas_order_parents_first_and_asked_for_in_one_burst(client, multi_read):
+    """The existence checks go out together (one wake-up of the connection thread: one
+    ``multiRead`` where the ensemble has it, else a burst of gets); the missing znodes are then
+    made one by one, so a new cluster's czxids follow Kafka's order."""
     from backend.zk import paths
     from backend.zk.client import KafkaZkClient
 
@@ -197,9 +199,10 @@ def test_top_level_paths_are_made_in_kafkas_order_parents_first_and_asked_for_in
 
     client.handler._wake._sock = Counted(client.handler._wake._sock)
 
-    KafkaZkClient(client).create_top_level_paths()
+    looks = 1 if multi_read else len(paths.PERSISTENT_PATHS)  # requests, each one wake-up byte
+    KafkaZkClient(client, multi_read=multi_read).create_top_level_paths()
 
-    assert wakeups[0] == len(paths.PERSISTENT_PATHS), "every existence check in one wake-up"
+    assert wakeups[0] == looks, "every existence check in one wake-up"
     def parents_first(path):  # "/a/b" -> "/a", "/a/b"
         parts = path.split("/")[1:]
         return ["/" + "/".join(parts[:i]) for i in range(1, len(parts) + 1)]
@@ -212,5 +215,33 @@ def test_top_level_paths_are_made_in_kafkas_order_parents_first_and_asked_for_in
     assert client.get("/config")[0] == b"kept"
 
     wakeups.clear()
-    KafkaZkClient(client).create_top_level_paths()  # all there: nothing made, one burst of checks
-    assert wakeups == [len(paths.PERSISTENT_PATHS)]
+    KafkaZkClient(client, multi_read=multi_read).create_top_level_paths()  # all there: nothing made
+    assert wakeups == [looks]
+
+
+# -- /controller, as Kafka reads it ------------------------------------------------------------
+def test_the_controller_is_read_with_one_get_and_watched_with_an_exists(client):
+    """Kafka's ``getControllerId`` is one ``getData``; its watch is armed by an ``exists``
+    (``registerZNodeChangeHandlerAndCheckExistence``), which works while the znode is absent —
+    a ``getData`` of an absent znode arms nothing, and a broker waiting for a controller would
+    never hear of one."""
+    from backend.zk import codec
+    from backend.zk.client import KafkaZkClient
+
+    sent: list[str] = []
+    call = client._call
+
+    def counted(request, async_object):
+        sent.append(type(request).__name__)
+        return call(request, async_object)
+    client._call = counted
+    kafka_zk = KafkaZkClient(client)
+
+    assert kafka_zk.get_controller_id() is None and sent == ["GetData"]
+    sent.clear()
+    told = threading.Event()
+    assert kafka_zk.get_controller_id(watch=lambda event: told.set()) is None and sent == ["Exists"]
+    client.create("/controller", codec.encode_controller(2), ephemeral=True)
+    assert told.wait(10), "the exists watch on the absent /controller fired at its creation"
+    sent.clear()
+    assert kafka_zk.get_controller_id() == 2 and sent == ["GetData"]
