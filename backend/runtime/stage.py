@@ -22,9 +22,8 @@ from backend.runtime.polling import poll_until
 HOLD_BACK_S = 5.0
 """How long the other brokers wait for the pinned winner before the race is open again."""
 
-COMPETES = "competes"
-HELD = "held"
-GAVE_UP = "gave_up"
+# What :meth:`StageDirections.hold_back` did: competes at once, held back, or gave up waiting.
+COMPETES, HELD, GAVE_UP = "competes", "held", "gave_up"
 
 
 class StageDirections:
