@@ -64,6 +64,22 @@ twenty-ninth round)."""
 RETRY_AFTER_S = 2
 
 
+class Lateness:
+    """One lateness, smoothed over ~``SMOOTHING_S``, and its limit (0: never over it). The probe's
+    own and the session loop's are two of these, refusing and resuming by the same rule."""
+
+    def __init__(self, limit_ms: float) -> None:
+        self.limit_ms = limit_ms
+        self.ms = 0.0
+
+    def add(self, late_s: float, weight: float) -> None:
+        self.ms += (max(late_s, 0.0) * 1000 - self.ms) * weight
+
+    def share(self) -> float:
+        """How far toward its limit (1: at it); 0 for no limit."""
+        return self.ms / self.limit_ms if self.limit_ms > 0 else 0.0
+
+
 class LoadGuard:
     """The worker's lateness, measured by its own probe thread, and the refusal it implies."""
 
@@ -74,21 +90,35 @@ class LoadGuard:
         (``SessionLoop.in_this_process``): the probe reads how overdue its timers are
         (``behind_s``) at every wake, and :meth:`describe` its sessions' ``dropped`` and
         ``expired`` counts. ``zk_limit_ms`` 0: never refuse for the loop."""
-        self.limit_ms = limit_ms
         self.interval_s = interval_s
         self.clock = clock
         self.zk_loop = zk_loop
-        self.zk_limit_ms = zk_limit_ms
-        self.lag_ms = 0.0
-        """How late the probe wakes, smoothed over ~``SMOOTHING_S``."""
-        self.zk_lag_ms = 0.0
-        """How overdue the session loop's timers are, smoothed the same way."""
+        self.probe = Lateness(limit_ms)
+        """How late the probe wakes."""
+        self.zk = Lateness(zk_limit_ms)
+        """How overdue the session loop's timers are."""
         self.shedding = False
         self.refused = 0
         """Requests refused since the start (for ``/healthz`` and the bench)."""
         self.wakes = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+
+    @property
+    def limit_ms(self) -> float:
+        return self.probe.limit_ms
+
+    @property
+    def lag_ms(self) -> float:
+        return self.probe.ms
+
+    @property
+    def zk_limit_ms(self) -> float:
+        return self.zk.limit_ms
+
+    @property
+    def zk_lag_ms(self) -> float:
+        return self.zk.ms
 
     def start(self) -> "LoadGuard":
         if self.limit_ms > 0 and self._thread is None:
@@ -118,12 +148,12 @@ class LoadGuard:
         are under half theirs."""
         self.wakes += 1
         weight = 1 - math.exp(-max(elapsed_s, 0.0) / SMOOTHING_S)
-        self.lag_ms += (max(late_s, 0.0) * 1000 - self.lag_ms) * weight
-        self.zk_lag_ms += (max(zk_late_s, 0.0) * 1000 - self.zk_lag_ms) * weight
-        zk_limit = self.zk_limit_ms if self.zk_limit_ms > 0 else math.inf
-        if self.lag_ms > self.limit_ms or self.zk_lag_ms > zk_limit:
+        self.probe.add(late_s, weight)
+        self.zk.add(zk_late_s, weight)
+        worst = max(self.probe.share(), self.zk.share())
+        if worst > 1:
             self.shedding = True
-        elif self.lag_ms < self.limit_ms / 2 and self.zk_lag_ms < zk_limit / 2:
+        elif worst < 0.5:
             self.shedding = False
 
     def require(self) -> None:
@@ -136,10 +166,9 @@ class LoadGuard:
 
     def _behind(self) -> str:
         """Which lateness refuses, in a student's words."""
-        zk_share = self.zk_lag_ms / self.zk_limit_ms if self.zk_limit_ms > 0 else 0.0
-        if zk_share > (self.lag_ms / self.limit_ms if self.limit_ms > 0 else 0.0):
-            return f"its ZooKeeper sessions run {self.zk_lag_ms / 1000:.1f} s behind"
-        return f"running {self.lag_ms / 1000:.1f} s behind"
+        if self.zk.share() > self.probe.share():
+            return f"its ZooKeeper sessions run {self.zk.ms / 1000:.1f} s behind"
+        return f"running {self.probe.ms / 1000:.1f} s behind"
 
     def _loop(self) -> SessionLoop | None:
         return self.zk_loop() if self.zk_loop is not None else None
