@@ -165,7 +165,7 @@ class BenchCluster:
         # What Cluster.start does, minus its wait for the first broker to win /controller.
         cluster = self.cluster
         cluster.open()
-        cluster.zk_multi_read = self.multi_read and cluster.zk_multi_read
+        cluster.zk_since_3_6 = self.multi_read and cluster.zk_since_3_6
         for broker_id in self.broker_ids:
             cluster.brokers[broker_id].start()
         wait_for(lambda: len(self.client.get_children(paths.BROKER_IDS)) == len(self.broker_ids), timeout,

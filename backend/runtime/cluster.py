@@ -58,8 +58,9 @@ class Cluster:
         """What this cluster's ``heap.settle`` froze, once it has started."""
         self.clock = LabClock()
         """The lab's timers' clock (lag checks, the rebalance scheduler): a lesson holds it at a stop."""
-        self.zk_multi_read = False
-        """Every ZooKeeper server answers ``multiRead`` (asked at start; ``backend/zk/multi_read.py``)."""
+        self.zk_since_3_6 = False
+        """Every ZooKeeper server is 3.6 or later, so answers ``multiRead`` (``backend/zk/multi_read.py``)
+        and ``addWatch`` (``backend/zk/persistent_watch.py``); asked at start."""
         self.operator = OperatorSession(zk_hosts, self.chroot)
         self._observe = observe
         self.brokers: dict[int, SimulatedBroker] = {}
@@ -69,7 +70,7 @@ class Cluster:
         self.ledger = AckLedger(self.emit)
         self.producer = Producer(self.brokers, lambda: self.config, self.ledger, self.emit, lambda: self.closed)
         services = ClusterServices(
-            zk_hosts=zk_hosts, chroot=self.chroot, multi_read=lambda: self.zk_multi_read, emit=self.emit,
+            zk_hosts=zk_hosts, chroot=self.chroot, multi_read=lambda: self.zk_since_3_6, emit=self.emit,
             event_ids=itertools.count(1), correlation_ids=itertools.count(1), clock=self.clock, stage=self.stage,
             ledger=self.ledger, topic_setting=self.topic_setting, peers=self.peers)
         self.brokers.update({b: SimulatedBroker(b, self.config, services) for b in spec.brokers})
@@ -95,10 +96,10 @@ class Cluster:
     def open(self) -> None:
         """Ask the ensemble what it answers, make the chroot, start the operator session (and
         its observer): everything before the first broker starts."""
-        self.zk_multi_read = ensemble_answers_multi_read(self.zk_hosts)
+        self.zk_since_3_6 = ensemble_answers_multi_read(self.zk_hosts)
         self.operator.start()
         if self._observe:
-            self.operator.observe(self.emit, self.broker_of_session)
+            self.operator.observe(self.emit, self.broker_of_session, persistent_watch=self.zk_since_3_6)
 
     def start(self, timeout: float = 30.0) -> None:
         self.open()

@@ -23,6 +23,8 @@ the runtime never sees a kazoo type, and a person with ``zkCli.sh`` sees exactly
 ``operator.py``        :class:`operator.OperatorSession`: a cluster's operator session (admin tools,
                        ``zkCli.sh``'s ``deleteall /controller``, the lab's own reads)
 ``observer.py``        what ZooKeeper holds, as ``zk`` records: the page's ZooKeeper view
+``persistent_watch.py`` one watch on a whole subtree that stays set (ZooKeeper 3.6's ``addWatch``), the
+                       observer's when every server has it
 ``admin.py``           :class:`admin.AdminZkClient`: what Kafka's admin tools write and nothing more;
                        what they check first is ``admin_validation.py``
 ``app_session.py``     the app's own session: is ZooKeeper there, which chroots are owned

@@ -18,6 +18,15 @@ parent's stat, which tells a re-created node). Both reads happen only for a node
 observer or created again. A node's deletion fires both its watches; a read already queued for
 a path is not queued twice. Reading both on every event was two thirds of a sandbox's
 ZooKeeper requests per fault (issue 14, docs/performance.md).
+
+On ZooKeeper 3.6 or later (``persistent``) none of that re-arming is needed: one persistent
+recursive watch on ``/`` (``persistent_watch.py``) tells each creation, deletion and data change
+of every znode below, in order, and stays set. A creation or a change is then answered with one
+``get`` of that znode, compared as above (the czxid still tells a node created again); a
+deletion, when nothing but deletions happened to that path since its look was queued, with no
+read at all — the node is gone, and a creation after it would have its own event. The resync
+after a (re)connection adds the watch again before it walks the tree, so that no change falls
+between the two.
 """
 
 from __future__ import annotations
@@ -32,10 +41,12 @@ from kazoo.protocol.states import EventType
 
 from backend.core.records import Record
 from backend.core.subjects import znode_subject
+from backend.zk.persistent_watch import forget_subtree, watch_subtree
 from backend.zk.znode_decoder import describe_data
 
 _STOP = object()
-_ALL, _DATA, _CHILDREN = "all", "data", "children"
+_ALL, _DATA, _CHILDREN, _LOOK = "all", "data", "children", "look"
+ADD_WATCH_TIMEOUT_S = 10
 _RESYNC = ("all", "/")
 """Look at the whole tree again (at start, and after a reconnection)."""
 _READ_FOR = {EventType.CHANGED: _DATA, EventType.DELETED: _DATA, EventType.CREATED: _ALL,
@@ -45,8 +56,14 @@ _READ_FOR = {EventType.CHANGED: _DATA, EventType.DELETED: _DATA, EventType.CREAT
 
 class ZkObserver:
     def __init__(self, client: KazooClient, emit: Callable[[list[Record]], object],
-                 owner_of_session: Callable[[str], int | None]) -> None:
+                 owner_of_session: Callable[[str], int | None], persistent: bool = False) -> None:
+        """``persistent``: every server is ZooKeeper 3.6+, so one persistent recursive watch
+        replaces the one-shot ones (see the module's docstring)."""
         self._zk = client
+        self._persistent = persistent
+        self._looks: dict[str, bool] = {}
+        """With ``persistent``: the paths whose look is queued, and whether it must read (False:
+        only deletions happened to that path since it was queued)."""
         self._emit = emit
         self._owner_of_session = owner_of_session
         self._known: dict[str, tuple[bytes, object]] = {}  # path -> (data, stat)
@@ -63,6 +80,8 @@ class ZkObserver:
 
     def close(self) -> None:
         self._zk.remove_listener(self._on_state)
+        if self._persistent:
+            forget_subtree(self._zk, "/")
         self._queue.put(_STOP)
         self._thread.join(5)
 
@@ -80,6 +99,17 @@ class ZkObserver:
             self._pending.add((read, event.path))
         self._queue.put((read, event.path))
 
+    def _changed(self, kind: str, path: str) -> None:
+        """A persistent watch's event, on the connection's thread: queue one look at ``path``."""
+        with self._pending_lock:
+            must_read = self._looks.get(path)
+            if must_read is not None:  # a look is queued: it will see this change too
+                if kind != "deleted":
+                    self._looks[path] = True
+                return
+            self._looks[path] = kind != "deleted"
+        self._queue.put((_LOOK, path))
+
     def _run(self) -> None:
         while True:
             item = self._queue.get()
@@ -88,32 +118,68 @@ class ZkObserver:
             read, path = item
             with self._pending_lock:
                 self._pending.discard(item)  # a change from here on queues a read again
+                must_read = self._looks.pop(path, True) if read == _LOOK else True
             try:
+                if read == _LOOK:
+                    self._look(path, must_read)
+                    continue
+                if item is _RESYNC and self._persistent:
+                    watch_subtree(self._zk, "/", self._changed, ADD_WATCH_TIMEOUT_S)
                 # Only a resync walks the whole tree; a child event on "/" (``/controller`` made
                 # or gone) reads the root's children, and the new ones' subtrees, like any other.
                 self._refresh(path, read, recursive=item is _RESYNC)
             except Exception:  # noqa: BLE001 - a lost connection is repaired by the resync on reconnect
                 continue
 
+    def _look(self, path: str, must_read: bool) -> None:
+        """A persistent watch's news about ``path``: read it (unless only deletions happened) and
+        record what differs from the last look. Its children have events of their own, so a node
+        created again is told as deleted and created without touching what is known below it."""
+        found = None
+        if must_read:
+            try:
+                found = self._zk.get(path)
+            except NoNodeError:
+                pass
+        if found is None:
+            self._forget(path)
+            self._unlist(path)
+            return
+        data, stat = found
+        before = self._known.get(path)
+        if before is not None and before[1].czxid != stat.czxid:
+            self._forget(path, below=False)
+            before = None
+        if path != "/":
+            if before is None:
+                self._record(path, "created", data, stat)
+                parent, _, name = path.rpartition("/")
+                self._children.setdefault(parent or "/", set()).add(name)
+            elif before[1].mzxid != stat.mzxid:
+                self._record(path, "changed", data, stat)
+        self._known[path] = (data, stat)
+
     def _refresh(self, path: str, read: str = _ALL, recursive: bool = False) -> None:
         """Read ``path`` (``read``: its data, its children, or both), set the watch(es) again, and
         record what differs from the last look. A node not seen before, or created again since
-        (another czxid), is read whole: its other watch is not set yet."""
+        (another czxid), is read whole: its other watch is not set yet. With a persistent watch
+        only the resync comes here: it reads without setting any."""
         before = self._known.get(path)
         data = stat = children = None
+        watch = None if self._persistent else self._watch
         try:
             if read == _CHILDREN:
-                listed, stat = self._zk.get_children(path, watch=self._watch, include_data=True)
+                listed, stat = self._zk.get_children(path, watch=watch, include_data=True)
                 children = set(listed)
             else:
-                data, stat = self._zk.get(path, watch=self._watch)
+                data, stat = self._zk.get(path, watch=watch)
             if before is None or before[1].czxid != stat.czxid:
                 if children is None:
-                    children = set(self._zk.get_children(path, watch=self._watch))
+                    children = set(self._zk.get_children(path, watch=watch))
                 else:
-                    data, stat = self._zk.get(path, watch=self._watch)
+                    data, stat = self._zk.get(path, watch=watch)
             elif read == _ALL:
-                children = set(self._zk.get_children(path, watch=self._watch))
+                children = set(self._zk.get_children(path, watch=watch))
         except NoNodeError:
             self._forget(path)
             self._unlist(path)
@@ -139,9 +205,11 @@ class ZkObserver:
         for child in sorted(children if recursive else children - old_children):
             self._refresh(_join(path, child), _ALL, recursive)
 
-    def _forget(self, path: str) -> None:
-        for child in sorted(self._children.pop(path, set())):
-            self._forget(_join(path, child))
+    def _forget(self, path: str, below: bool = True) -> None:
+        """``path`` is gone (and, ``below``, everything known under it): record the deletions."""
+        if below:
+            for child in sorted(self._children.pop(path, set())):
+                self._forget(_join(path, child))
         before = self._known.pop(path, None)
         if before is not None and path != "/":
             self._record(path, "deleted", before[0], before[1])

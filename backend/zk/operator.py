@@ -69,9 +69,11 @@ class OperatorSession:
         self._chroot_made = True
         self._client.start(timeout=START_TIMEOUT_S)
 
-    def observe(self, emit: Callable[[list[Record]], object], owner_of_session: Callable[[str], int | None]) -> None:
-        """Report every change of the tree as a ``zk`` record, from now until :meth:`close`."""
-        self._observer = ZkObserver(self._client, emit, owner_of_session)
+    def observe(self, emit: Callable[[list[Record]], object], owner_of_session: Callable[[str], int | None],
+                persistent_watch: bool = False) -> None:
+        """Report every change of the tree as a ``zk`` record, from now until :meth:`close`;
+        ``persistent_watch`` when every server is ZooKeeper 3.6+ (``backend/zk/observer.py``)."""
+        self._observer = ZkObserver(self._client, emit, owner_of_session, persistent=persistent_watch)
         self._observer.start()
 
     def stop_observing(self) -> None:

@@ -5,7 +5,10 @@ The observer answers a data event with a ``get`` and a child event with a ``get_
 (``backend/zk/observer.py``): these tests hold what that must not lose — a data change after
 many child changes and the other way round (each kind of watch must stay set), a node deleted
 and created again between two looks (told by its czxid, its children watched again), a
-deletion's two events recorded once.
+deletion's two events recorded once. Each test runs with both kinds of watch: the one-shot ones
+every ZooKeeper has, and the persistent recursive watch of ZooKeeper 3.6+
+(``backend/zk/persistent_watch.py``), under which a creation or change is one ``get`` and a
+deletion no read at all.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from __future__ import annotations
 import threading
 
 import pytest
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, KazooState
 
+from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.observer import ZkObserver
 from tests.support import close_client, started_client, wait_until
@@ -43,13 +47,19 @@ class Seen:
         return [state for p, state in self.pairs() if p == path]
 
 
+@pytest.fixture(params=[False, True], ids=["one-shot", "persistent"])
+def persistent(request) -> bool:
+    """Whether the observer uses ZooKeeper 3.6's persistent recursive watch."""
+    return request.param
+
+
 @pytest.fixture
-def watched(zk_hosts, chroot):
+def watched(persistent, zk_hosts, chroot):
     """(writer client, observer's records, observer's client) in this test's chroot."""
     writer = started_client(zk_hosts + chroot)
     reader = started_client(zk_hosts + chroot, handler=PollingThreadingHandler())
     seen = Seen()
-    observer = ZkObserver(reader, seen, lambda session: None)
+    observer = ZkObserver(reader, seen, lambda session: None, persistent=persistent)
     observer.start()
     wait_until(lambda: seen.pairs() == [] and observer._known.get("/") is not None, 10, "the first look at /")
     yield writer, seen, reader
@@ -145,25 +155,35 @@ def test_an_ephemeral_gone_with_its_session_is_recorded_once(watched, zk_hosts, 
     assert seen.of("/brokers/ids/1") == ["created", "deleted"]
 
 
-def test_a_change_is_answered_by_reading_that_znode_only(watched):
+def _count_requests(reader) -> list:
+    """The observer's client's requests from now on, as (type, path without chroot)."""
+    calls: list = []
+    reader._call = lambda request, handle, real=reader._call: calls.append(
+        (type(request).__name__, request.path.removeprefix(reader.chroot) or "/")) or real(request, handle)
+    return calls
+
+
+def test_a_change_is_answered_by_reading_that_znode_only(watched, persistent):
     """The reads a change costs do not grow with the tree: a data change is one ``get``, a child
-    created under ``/`` (``/controller``) two reads for it and one of the root's children — not a
-    walk of the whole tree again, which every controller change used to cost."""
+    created under ``/`` (``/controller``) two reads for it and one of the root's children (one
+    ``get`` of it with the persistent watch) — not a walk of the whole tree again, which every
+    controller change used to cost."""
     writer, seen, reader = watched
     writer.create("/brokers/topics/t/partitions/0/state", b"{}", makepath=True)
     for i in range(1, 20):
         writer.create(f"/brokers/topics/t/partitions/{i}/state", b"{}", makepath=True)
     wait_until(lambda: len(seen.of("/brokers/topics/t/partitions/19/state")) == 1, 10, "the tree seen")
-    calls: list = []
-    reader._call = lambda request, handle, real=reader._call: calls.append(
-        (type(request).__name__, request.path.removeprefix(reader.chroot) or "/")) or real(request, handle)
+    calls = _count_requests(reader)
 
     step(seen, lambda: writer.set("/brokers/topics/t/partitions/3/state", b'{"leader":1}'),
          "/brokers/topics/t/partitions/3/state", ["created", "changed"])
     assert calls == [("GetData", "/brokers/topics/t/partitions/3/state")]
     calls.clear()
     step(seen, lambda: writer.create("/controller", b'{"brokerid":1}', ephemeral=True), "/controller", ["created"])
-    assert sorted(calls) == [("GetChildren", "/controller"), ("GetChildren2", "/"), ("GetData", "/controller")]
+    if persistent:
+        assert calls == [("GetData", "/controller")]
+    else:
+        assert sorted(calls) == [("GetChildren", "/controller"), ("GetChildren2", "/"), ("GetData", "/controller")]
 
 
 def test_a_node_found_gone_and_made_again_before_its_parent_is_read_is_recorded(watched):
@@ -186,3 +206,91 @@ def test_a_node_found_gone_and_made_again_before_its_parent_is_read_is_recorded(
     go.set()
     wait_until(lambda: seen.of("/controller") == ["created", "deleted", "created"], 10,
                "the new controller's /controller recorded")
+
+
+@pytest.mark.parametrize("persistent", [True], ids=["persistent"])
+def test_with_the_persistent_watch_a_deletion_costs_no_read_and_a_quick_one_is_still_told(watched):
+    """Under the persistent watch the deletion's event is trusted: no request. A node deleted and
+    created again before its look is read once and told as both (its czxid), and a node created
+    and deleted before its look costs one read that finds it gone and tells nothing."""
+    writer, seen, reader = watched
+    step(seen, lambda: writer.create("/brokers/ids/1", b"{}", makepath=True), "/brokers/ids/1", ["created"])
+    calls = _count_requests(reader)
+    step(seen, lambda: writer.delete("/brokers/ids/1"), "/brokers/ids/1", ["created", "deleted"])
+    assert calls == []
+    held, go = threading.Event(), threading.Event()
+
+    def hold(records) -> None:  # holds the observer's thread after it recorded /held
+        if any(r.detail["path"] == "/held" for r in records):
+            held.set()
+            go.wait(10)
+    seen.then = hold
+    writer.create("/held", b"")
+    wait_until(held.is_set, 10, "the observer held")
+    tx = writer.transaction()
+    tx.delete("/brokers/ids")
+    tx.create("/brokers/ids", b"again")
+    tx.commit()
+    writer.create("/brief", b"")
+    writer.delete("/brief")
+    writer.create("/after", b"")
+    calls.clear()
+    go.set()
+    wait_until(lambda: seen.of("/after") == ["created"], 10, "the looks after the hold")
+    assert seen.of("/brokers/ids") == ["created", "deleted", "created"]
+    assert seen.of("/brief") == []
+    assert sorted(calls) == [("GetData", "/after"), ("GetData", "/brief"), ("GetData", "/brokers/ids")]
+
+
+@pytest.mark.parametrize("persistent", [True], ids=["persistent"])
+def test_with_the_persistent_watch_a_node_made_again_leaves_its_children_to_their_own_events(watched):
+    """A node and its child deleted and made again at once, while the child's look was already
+    queued (a data change): the child's look reads the new child first; the parent's look then
+    tells the parent deleted and created — and must not take the new child with it."""
+    writer, seen, _ = watched
+    writer.create("/x/c", b"0", makepath=True)
+    wait_until(lambda: seen.of("/x/c") == ["created"], 10, "the child")
+    held, go = threading.Event(), threading.Event()
+
+    def hold(records) -> None:
+        if any(r.detail["path"] == "/held" for r in records):
+            held.set()
+            go.wait(10)
+    seen.then = hold
+    writer.create("/held", b"")
+    wait_until(held.is_set, 10, "the observer held")
+    tx = writer.transaction()
+    tx.set_data("/x/c", b"1")  # queues the child's look before the parent's
+    tx.delete("/x/c")
+    tx.delete("/x")
+    tx.create("/x", b"")
+    tx.create("/x/c", b"2")
+    tx.commit()
+    writer.create("/after", b"")
+    go.set()
+    wait_until(lambda: seen.of("/after") == ["created"], 10, "the looks after the hold")
+    assert seen.of("/x") == ["created", "deleted", "created"]
+    assert seen.of("/x/c") == ["created", "deleted", "created"]
+
+
+def test_the_persistent_watch_is_added_again_after_the_connection_comes_back(make, zk_client):
+    """kazoo re-sends only one-shot watches when it reconnects: the observer's resync adds the
+    persistent one again, then reads what changed while it was away."""
+    cable = Cable()
+    listened = make(cable=cable, timeout=8.0, connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 0.5})
+    reader = listened.start().client
+    seen = Seen()
+    observer = ZkObserver(reader, seen, lambda session: None, persistent=True)
+    observer.start()
+    try:
+        writer = zk_client
+        step(seen, lambda: writer.create("/a", b"0"), "/a", ["created"])
+        cable.pause()
+        wait_until(lambda: listened.heard(KazooState.SUSPENDED), 15, "suspended by the unanswered ping")
+        writer.set("/a", b"1")  # its event goes into the blackhole
+        cable.resume()
+        wait_until(lambda: seen.of("/a") == ["created", "changed"], 15, "the change made while away, read on the resync")
+        step(seen, lambda: writer.create("/b", b""), "/b", ["created"])
+        step(seen, lambda: writer.set("/a", b"2"), "/a", ["created", "changed", "changed"])
+    finally:
+        observer.close()
