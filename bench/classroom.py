@@ -282,6 +282,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "machine_stolen_pct_of_all_cores": round(100 * (stolen2 - stolen1) / window / os.cpu_count(), 1),
         "faults_per_s": round(applied / window, 2), "faults": len(faults),
         "faults_refused": sum(1 for f in faults if not f["ok"]),
+        "faults_resent": sum(1 for f in faults if f.get("resent")),
         "refusals": dict(Counter(str(f["error"])[:120] for f in faults if not f["ok"]).most_common(5)),
         "fault_records_lost": sum(1 for f in faults if f["ok"] and f["latency_ms"] is None),
         # The broadcaster's batches to students' own pages (each a socket message, JSON and a writer

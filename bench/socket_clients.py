@@ -53,13 +53,24 @@ class Watcher:
                 self.kinds[record["kind"]] += 1
 
     def fault(self, op: str, broker: int, via: str, url: str, http) -> dict:
+        """The fault's answer; ``resent`` in it when the first try had to be sent again."""
         body = {"op": op, "broker": broker}
-        if via == "http":
-            response = http.post(f"{url}api/sandboxes/{self.sandbox}/faults", json=body,
-                                 headers={"X-Sandbox-Token": self.token, "X-Forwarded-For": self.address or ""},
-                                 timeout=120)
-            return response.json()
-        return self.sio.call("fault", {"sandbox": self.sandbox, "token": self.token, **body}, timeout=120)
+        if via != "http":
+            return self.sio.call("fault", {"sandbox": self.sandbox, "token": self.token, **body}, timeout=120)
+        import requests
+        headers = {"X-Sandbox-Token": self.token, "X-Forwarded-For": self.address or ""}
+        try:
+            return http.post(f"{url}api/sandboxes/{self.sandbox}/faults", json=body, headers=headers, timeout=120).json()
+        except requests.ConnectionError as exc:
+            if not closed_before_answering(exc):
+                raise
+        # What a browser does (Chromium's ``ShouldResendRequest``): a kept-alive connection that
+        # the server closed as the request went out (gunicorn ends idle ones after its keep-alive
+        # time; a busy worker does it late) is reset without an answer, so the request was never
+        # read; it is sent once more on a new connection. ``requests`` does not, and the bench
+        # counted the student's fault as failed (issue 14, thirtieth round's note).
+        answer = http.post(f"{url}api/sandboxes/{self.sandbox}/faults", json=body, headers=headers, timeout=120).json()
+        return {**answer, "resent": True}
 
     def close(self) -> None:
         if self.sio.connected:
@@ -67,6 +78,13 @@ class Watcher:
                 self.sio.disconnect()
             except Exception:  # noqa: BLE001
                 pass
+
+
+def closed_before_answering(exc: Exception) -> bool:
+    """``requests``' error for a connection reset or closed before any byte of the answer
+    (``Connection aborted``: urllib3's ``ProtocolError`` of a reset, or ``RemoteDisconnected``),
+    as opposed to a refused connection or a time-out."""
+    return "Connection aborted" in str(exc)
 
 
 def client_process(url: str, sandboxes: list[dict], conn, count_kinds: bool) -> None:
@@ -152,7 +170,7 @@ def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: fl
             answered = time.time() * 1000
             with lock:
                 faults.append((index, op, broker, sent, answered, answer.get("seq"), bool(answer.get("ok")),
-                               answer.get("error")))
+                               answer.get("error"), bool(answer.get("resent"))))
             # A refused fault (429/503 carry ``retry_after``) is tried again at the student's next
             # turn, as a student clicks again: moving on made the next turn's start a 409 "broker is
             # running" for a stop that never happened (issue 14, twenty-ninth round's note).
@@ -172,13 +190,13 @@ def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: fl
 
 def fault_result(watchers: list[Watcher], faults: list) -> dict:
     out = []
-    for index, op, broker, sent, answered, seq, ok, error in faults:
+    for index, op, broker, sent, answered, seq, ok, error, resent in faults:
         got = watchers[index].received.get(seq) if seq is not None else None
         # The record's ts_ms is stamped when the server emits it (the same machine's clock): the
         # latency splits into making the record (the request's way to the fault's first record,
         # emitted before the fault is carried out) and bringing it to the page (the broadcaster,
         # the socket).
-        out.append({"op": op, "ok": ok, "error": error, "sent_ms": sent, "answer_ms": answered - sent,
+        out.append({"op": op, "ok": ok, "error": error, "resent": resent, "sent_ms": sent, "answer_ms": answered - sent,
                     "latency_ms": (got[0] - sent) if got else None,
                     "made_ms": (got[1] - sent) if got else None, "brought_ms": (got[0] - got[1]) if got else None})
     delivery = [recv - ts for w in watchers for recv, ts in w.received.values()]
