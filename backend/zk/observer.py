@@ -21,10 +21,12 @@ ZooKeeper requests per fault (issue 14, docs/performance.md).
 
 On ZooKeeper 3.6 or later (``persistent``) none of that re-arming is needed: one persistent
 recursive watch on ``/`` (``persistent_watch.py``) tells each creation, deletion and data change
-of every znode below, in order, and stays set. A creation or a change is then answered with one
-``get`` of that znode, compared as above (the czxid still tells a node created again); a
+of every znode below, in order, and stays set. A creation or a change is then answered with a
+read of that znode's data, compared as above (the czxid still tells a node created again); a
 deletion, when nothing but deletions happened to that path since its look was queued, with no
-read at all — the node is gone, and a creation after it would have its own event. The resync
+read at all — the node is gone, and a creation after it would have its own event. The looks
+queued together (a failover changes several partition states at once) are read in one
+``multiRead``, which every 3.6 server has, and their records sent in one emit. The resync
 after a (re)connection adds the watch again before it walks the tree, so that no change falls
 between the two.
 """
@@ -41,12 +43,15 @@ from kazoo.protocol.states import EventType
 
 from backend.core.records import Record
 from backend.core.subjects import znode_subject
+from backend.zk.multi_read import CHUNK, ZnodeReader
 from backend.zk.persistent_watch import forget_subtree, watch_subtree
 from backend.zk.znode_decoder import describe_data
 
 _STOP = object()
+_GONE = object()
 _ALL, _DATA, _CHILDREN, _LOOK = "all", "data", "children", "look"
-ADD_WATCH_TIMEOUT_S = 10
+TIMEOUT_S = 10
+"""How long one of the observer's requests may take (the ``addWatch``, a multiRead of looks)."""
 _RESYNC = ("all", "/")
 """Look at the whole tree again (at start, and after a reconnection)."""
 _READ_FOR = {EventType.CHANGED: _DATA, EventType.DELETED: _DATA, EventType.CREATED: _ALL,
@@ -71,6 +76,9 @@ class ZkObserver:
         self._queue: queue.Queue = queue.Queue()
         self._pending: set[tuple[str, str]] = set()  # queued reads, so that none is queued twice
         self._pending_lock = threading.Lock()
+        self._made: list[Record] = []
+        """The records of the step under way, sent together when it ends (``_safely``)."""
+        self._reader = ZnodeReader(client, TIMEOUT_S, multi_read=persistent)
         self._thread = threading.Thread(target=self._run, name="zk-observer", daemon=True)
 
     def start(self) -> None:
@@ -111,53 +119,84 @@ class ZkObserver:
         self._queue.put((_LOOK, path))
 
     def _run(self) -> None:
+        item = None
         while True:
-            item = self._queue.get()
+            item = item or self._queue.get()
             if item is _STOP:
                 return
             read, path = item
+            if read == _LOOK:
+                looks, item = self._more_looks([path])
+                self._safely(self._look, looks)
+                continue
             with self._pending_lock:
                 self._pending.discard(item)  # a change from here on queues a read again
-                must_read = self._looks.pop(path, True) if read == _LOOK else True
-            try:
-                if read == _LOOK:
-                    self._look(path, must_read)
-                    continue
-                if item is _RESYNC and self._persistent:
-                    watch_subtree(self._zk, "/", self._changed, ADD_WATCH_TIMEOUT_S)
-                # Only a resync walks the whole tree; a child event on "/" (``/controller`` made
-                # or gone) reads the root's children, and the new ones' subtrees, like any other.
-                self._refresh(path, read, recursive=item is _RESYNC)
-            except Exception:  # noqa: BLE001 - a lost connection is repaired by the resync on reconnect
-                continue
+            self._safely(self._resync if item is _RESYNC else self._refresh, path, read)
+            item = None
 
-    def _look(self, path: str, must_read: bool) -> None:
-        """A persistent watch's news about ``path``: read it (unless only deletions happened) and
-        record what differs from the last look. Its children have events of their own, so a node
-        created again is told as deleted and created without touching what is known below it."""
-        found = None
-        if must_read:
+    def _more_looks(self, looks: list[str]) -> tuple[list[str], object]:
+        """The looks queued behind the first, up to a request's worth, and the first item that is
+        not a look (``None`` if the queue ran dry): a failover's changes read in one request."""
+        while len(looks) < CHUNK:
             try:
-                found = self._zk.get(path)
-            except NoNodeError:
-                pass
-        if found is None:
-            self._forget(path)
-            self._unlist(path)
-            return
-        data, stat = found
-        before = self._known.get(path)
-        if before is not None and before[1].czxid != stat.czxid:
-            self._forget(path, below=False)
-            before = None
-        if path != "/":
-            if before is None:
-                self._record(path, "created", data, stat)
-                parent, _, name = path.rpartition("/")
-                self._children.setdefault(parent or "/", set()).add(name)
-            elif before[1].mzxid != stat.mzxid:
-                self._record(path, "changed", data, stat)
-        self._known[path] = (data, stat)
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return looks, None
+            if item is _STOP or item[0] != _LOOK:
+                return looks, item
+            looks.append(item[1])
+        return looks, None
+
+    def _safely(self, step: Callable, *args) -> None:
+        """Run one step and send the records it made, in one emit; a lost connection is repaired
+        by the resync on reconnect."""
+        try:
+            step(*args)
+        except Exception:  # noqa: BLE001
+            pass
+        finally:
+            made, self._made = self._made, []
+            if made:
+                self._emit(made)
+
+    def _resync(self, path: str, read: str) -> None:
+        """Look at the whole tree again; with the persistent watch, add it again first (a
+        reconnection lost it) so that no change falls between the watch and the walk."""
+        if self._persistent:
+            watch_subtree(self._zk, "/", self._changed, TIMEOUT_S)
+        self._refresh(path, read, recursive=True)
+
+    def _look(self, paths: list[str]) -> None:
+        """A persistent watch's news about ``paths``: read those that need it, all in one
+        ``multiRead`` (a deletion, when only deletions happened, needs none), and record what
+        differs from the last look. A node's children have events of their own, so a node
+        created again is told as deleted and created without touching what is known below it."""
+        with self._pending_lock:  # a change from here on queues a look again
+            must_read = [path for path in paths if self._looks.pop(path, True)]
+        found = dict(zip(must_read, self._reader.get_many(must_read)))
+        for path in paths:
+            result = found.get(path, _GONE)
+            if isinstance(result, Exception):
+                if not isinstance(result, NoNodeError):
+                    raise result
+                result = _GONE
+            if result is _GONE:
+                self._forget(path)
+                self._unlist(path)
+                continue
+            data, stat = result
+            before = self._known.get(path)
+            if before is not None and before[1].czxid != stat.czxid:
+                self._forget(path, below=False)
+                before = None
+            if path != "/":
+                if before is None:
+                    self._record(path, "created", data, stat)
+                    parent, _, name = path.rpartition("/")
+                    self._children.setdefault(parent or "/", set()).add(name)
+                elif before[1].mzxid != stat.mzxid:
+                    self._record(path, "changed", data, stat)
+            self._known[path] = (data, stat)
 
     def _refresh(self, path: str, read: str = _ALL, recursive: bool = False) -> None:
         """Read ``path`` (``read``: its data, its children, or both), set the watch(es) again, and
@@ -233,11 +272,11 @@ class ZkObserver:
         if session:
             who = f"broker {broker}'s" if broker is not None else "a"
             note += f" (ephemeral: it lives as long as {who} session {session})"
-        self._emit([Record(
+        self._made.append(Record(
             kind="zk", subject=znode_subject(path), to_state=to_state, zk_version=stat.version,
             zxid=stat.czxid if to_state == "created" else stat.mzxid, broker_id=broker, note=note + ".",
             detail={"path": path, "data": describe_data(data), "ephemeral_owner": session, "czxid": stat.czxid},
-        )])
+        ))
 
 
 def _join(parent: str, child: str) -> str:

@@ -7,8 +7,8 @@ many child changes and the other way round (each kind of watch must stay set), a
 and created again between two looks (told by its czxid, its children watched again), a
 deletion's two events recorded once. Each test runs with both kinds of watch: the one-shot ones
 every ZooKeeper has, and the persistent recursive watch of ZooKeeper 3.6+
-(``backend/zk/persistent_watch.py``), under which a creation or change is one ``get`` and a
-deletion no read at all.
+(``backend/zk/persistent_watch.py``), under which a creation or change is one read (the looks
+queued together in one ``multiRead``) and a deletion no read at all.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Seen:
         self._lock = threading.Lock()
         self.then = None
         """Called with each emit's records after they are kept, on the observer's thread."""
+        self.observer: ZkObserver | None = None
 
     def __call__(self, records) -> None:
         with self._lock:
@@ -61,6 +62,7 @@ def watched(persistent, zk_hosts, chroot):
     seen = Seen()
     observer = ZkObserver(reader, seen, lambda session: None, persistent=persistent)
     observer.start()
+    seen.observer = observer
     wait_until(lambda: seen.pairs() == [] and observer._known.get("/") is not None, 10, "the first look at /")
     yield writer, seen, reader
     observer.close()
@@ -156,10 +158,19 @@ def test_an_ephemeral_gone_with_its_session_is_recorded_once(watched, zk_hosts, 
 
 
 def _count_requests(reader) -> list:
-    """The observer's client's requests from now on, as (type, path without chroot)."""
+    """The observer's client's requests from now on, as (type, path without chroot); a
+    ``multiRead``'s paths as a tuple."""
     calls: list = []
-    reader._call = lambda request, handle, real=reader._call: calls.append(
-        (type(request).__name__, request.path.removeprefix(reader.chroot) or "/")) or real(request, handle)
+
+    def unchrooted(path: str) -> str:
+        return path.removeprefix(reader.chroot) or "/"
+
+    def call(request, handle, real=reader._call):
+        paths = getattr(request, "paths", None)
+        calls.append((type(request).__name__,
+                      tuple(map(unchrooted, paths)) if paths is not None else unchrooted(request.path)))
+        return real(request, handle)
+    reader._call = call
     return calls
 
 
@@ -175,13 +186,13 @@ def test_a_change_is_answered_by_reading_that_znode_only(watched, persistent):
     wait_until(lambda: len(seen.of("/brokers/topics/t/partitions/19/state")) == 1, 10, "the tree seen")
     calls = _count_requests(reader)
 
-    step(seen, lambda: writer.set("/brokers/topics/t/partitions/3/state", b'{"leader":1}'),
-         "/brokers/topics/t/partitions/3/state", ["created", "changed"])
-    assert calls == [("GetData", "/brokers/topics/t/partitions/3/state")]
+    state = "/brokers/topics/t/partitions/3/state"
+    step(seen, lambda: writer.set(state, b'{"leader":1}'), state, ["created", "changed"])
+    assert calls == ([("MultiRead", (state,))] if persistent else [("GetData", state)])
     calls.clear()
     step(seen, lambda: writer.create("/controller", b'{"brokerid":1}', ephemeral=True), "/controller", ["created"])
     if persistent:
-        assert calls == [("GetData", "/controller")]
+        assert calls == [("MultiRead", ("/controller",))]
     else:
         assert sorted(calls) == [("GetChildren", "/controller"), ("GetChildren2", "/"), ("GetData", "/controller")]
 
@@ -212,7 +223,8 @@ def test_a_node_found_gone_and_made_again_before_its_parent_is_read_is_recorded(
 def test_with_the_persistent_watch_a_deletion_costs_no_read_and_a_quick_one_is_still_told(watched):
     """Under the persistent watch the deletion's event is trusted: no request. A node deleted and
     created again before its look is read once and told as both (its czxid), and a node created
-    and deleted before its look costs one read that finds it gone and tells nothing."""
+    and deleted before its look costs one read that finds it gone and tells nothing; the looks
+    queued together are read in one ``multiRead``."""
     writer, seen, reader = watched
     step(seen, lambda: writer.create("/brokers/ids/1", b"{}", makepath=True), "/brokers/ids/1", ["created"])
     calls = _count_requests(reader)
@@ -234,12 +246,13 @@ def test_with_the_persistent_watch_a_deletion_costs_no_read_and_a_quick_one_is_s
     writer.create("/brief", b"")
     writer.delete("/brief")
     writer.create("/after", b"")
+    wait_until(lambda: {"/brokers/ids", "/brief", "/after"} <= set(seen.observer._looks), 10, "the looks queued")
     calls.clear()
     go.set()
     wait_until(lambda: seen.of("/after") == ["created"], 10, "the looks after the hold")
     assert seen.of("/brokers/ids") == ["created", "deleted", "created"]
     assert seen.of("/brief") == []
-    assert sorted(calls) == [("GetData", "/after"), ("GetData", "/brief"), ("GetData", "/brokers/ids")]
+    assert calls == [("MultiRead", ("/brokers/ids", "/brief", "/after"))]
 
 
 @pytest.mark.parametrize("persistent", [True], ids=["persistent"])
@@ -267,6 +280,7 @@ def test_with_the_persistent_watch_a_node_made_again_leaves_its_children_to_thei
     tx.create("/x/c", b"2")
     tx.commit()
     writer.create("/after", b"")
+    wait_until(lambda: {"/x/c", "/x", "/after"} <= set(seen.observer._looks), 10, "the looks queued")
     go.set()
     wait_until(lambda: seen.of("/after") == ["created"], 10, "the looks after the hold")
     assert seen.of("/x") == ["created", "deleted", "created"]

@@ -31,10 +31,10 @@ def test_the_operator_session_has_the_timeout_of_kafkas_tools(zk_hosts, chroot):
         operator.close(delete_chroot=False)
 
 
-def test_the_operators_observer_on_the_session_loop_answers_a_creation_with_one_read(zk_hosts, chroot, zk_client):
+def test_the_operators_observer_on_the_session_loop_answers_a_creation_with_one_request(zk_hosts, chroot, zk_client):
     """The observer as a cluster runs it: on the operator's session, served by the shared session
     loop, with the persistent watch a 3.6+ ensemble allows — a creation by anyone is one record
-    and one ``getData``, no read of the parent's children and no re-arming."""
+    and one read of its data, no read of the parent's children and no re-arming."""
     records: list = []
     operator = OperatorSession(zk_hosts, chroot)
     operator.start()
@@ -47,7 +47,7 @@ def test_the_operators_observer_on_the_session_loop_answers_a_creation_with_one_
         client._call = lambda request, handle, real=client._call: calls.append(type(request).__name__) or real(request, handle)
         zk_client.create("/controller", b'{"brokerid":1}')
         wait_until(lambda: [r.detail["path"] for r in records] == ["/first", "/controller"], 10, "the creation")
-        assert calls == ["GetData"]
+        assert calls == ["MultiRead"]
     finally:
         operator.stop_observing()
         operator.close(delete_chroot=False)
