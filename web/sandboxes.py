@@ -177,7 +177,6 @@ class SandboxManager:
         if sandbox is None or sandbox.closed:
             return
         sandbox.closed = True
-        self.places.give_back(sandbox_id)
         try:
             if sandbox.runner is not None:
                 sandbox.audience.stop()
@@ -194,6 +193,8 @@ class SandboxManager:
                 if sandbox.replay is not None:
                     sandbox.replay.close()
         finally:
+            # Only now: until its brokers and sessions are closed they are the machine's to carry.
+            self.places.give_back(sandbox_id)
             if self.owner is not None:
                 self.owner.release(sandbox.cluster.chroot)
 
