@@ -33,12 +33,14 @@ between the two.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from typing import Callable
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType
 
 from backend.core.records import Record
@@ -47,6 +49,7 @@ from backend.zk.multi_read import CHUNK, ZnodeReader
 from backend.zk.persistent_watch import forget_subtree, watch_subtree
 from backend.zk.znode_decoder import describe_data
 
+log = logging.getLogger(__name__)
 _STOP = object()
 _GONE = object()
 _ALL, _DATA, _CHILDREN, _LOOK = "all", "data", "children", "look"
@@ -148,12 +151,15 @@ class ZkObserver:
         return looks, None
 
     def _safely(self, step: Callable, *args) -> None:
-        """Run one step and send the records it made, in one emit; a lost connection is repaired
-        by the resync on reconnect."""
+        """Run one step and send the records it made, in one emit. ZooKeeper failing a read (a lost
+        connection, a time-out) is repaired by the resync on reconnect; anything else is a bug,
+        logged, and the observer goes on with the next change."""
         try:
             step(*args)
-        except Exception:  # noqa: BLE001
+        except (KazooException, KazooTimeoutError):
             pass
+        except Exception:  # noqa: BLE001 - the page's ZooKeeper view must outlive one bad step
+            log.exception("the ZooKeeper observer failed a step; it goes on")
         finally:
             made, self._made = self._made, []
             if made:

@@ -308,3 +308,25 @@ def test_the_persistent_watch_is_added_again_after_the_connection_comes_back(mak
         step(seen, lambda: writer.set("/a", b"2"), "/a", ["created", "changed", "changed"])
     finally:
         observer.close()
+
+
+def test_a_step_that_fails_on_a_bug_is_logged_and_the_next_change_is_still_told(persistent, zk_hosts, chroot, caplog):
+    """Only ZooKeeper's own failures are left to the resync; anything else is a bug, which must
+    not end the page's ZooKeeper view in silence."""
+    writer = started_client(zk_hosts + chroot)
+    reader = started_client(zk_hosts + chroot, handler=PollingThreadingHandler())
+    seen = Seen()
+
+    def broken_owner(session: str):
+        raise RuntimeError("a bug in the lookup of the ephemeral's broker")
+    observer = ZkObserver(reader, seen, broken_owner, persistent=persistent)
+    observer.start()
+    try:
+        wait_until(lambda: observer._known.get("/") is not None, 10, "the first look at /")
+        writer.create("/eph", b"", ephemeral=True)
+        wait_until(lambda: "the ZooKeeper observer failed a step" in caplog.text, 10, "the bug logged")
+        step(seen, lambda: writer.create("/next", b""), "/next", ["created"])
+    finally:
+        observer.close()
+        close_client(reader)
+        close_client(writer)
