@@ -59,8 +59,11 @@ class Watcher:
             return self.sio.call("fault", {"sandbox": self.sandbox, "token": self.token, **body}, timeout=120)
         import requests
         headers = {"X-Sandbox-Token": self.token, "X-Forwarded-For": self.address or ""}
-        try:
+
+        def post() -> dict:
             return http.post(f"{url}api/sandboxes/{self.sandbox}/faults", json=body, headers=headers, timeout=120).json()
+        try:
+            return post()
         except requests.ConnectionError as exc:
             if not closed_before_answering(exc):
                 raise
@@ -69,8 +72,7 @@ class Watcher:
         # time; a busy worker does it late) is reset without an answer, so the request was never
         # read; it is sent once more on a new connection. ``requests`` does not, and the bench
         # counted the student's fault as failed (issue 14, thirtieth round's note).
-        answer = http.post(f"{url}api/sandboxes/{self.sandbox}/faults", json=body, headers=headers, timeout=120).json()
-        return {**answer, "resent": True}
+        return {**post(), "resent": True}
 
     def close(self) -> None:
         if self.sio.connected:

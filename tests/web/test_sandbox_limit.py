@@ -26,8 +26,8 @@ def test_a_sandbox_being_built_holds_its_place_under_the_limit(zk_hosts, tmp_pat
 
 def test_a_closing_sandbox_holds_its_place_until_its_cluster_is_closed(zk_hosts, tmp_path):
     """Closing a sandbox stops its brokers and sessions, which takes a while; until that is done
-    its threads and memory are still the machine's, so its place is not free yet — else a class's
-    hand-out closing old copies while making new ones could run more clusters than the cap."""
+    its threads and memory are still the machine's, so its place is not free yet — else another
+    student's new sandbox could start beside it, one cluster past the cap."""
     manager = SandboxManager(zk_hosts, tmp_path, max_sandboxes=1)
     spec = ClusterSpec(brokers=(0,))
     sandbox = manager.create(spec)
