@@ -178,8 +178,15 @@ class ZkObserver:
         differs from the last look. A node's children have events of their own, so a node
         created again is told as deleted and created without touching what is known below it."""
         with self._pending_lock:  # a change from here on queues a look again
-            must_read = [path for path in paths if self._looks.pop(path, True)]
-        found = dict(zip(must_read, self._reader.get_many(must_read)))
+            flags = {path: self._looks.pop(path, True) for path in paths}
+        must_read = [path for path, read in flags.items() if read]
+        try:
+            found = dict(zip(must_read, self._reader.get_many(must_read)))
+        except KazooTimeoutError:
+            # No answer in time, but the connection held (a lost one ends in a resync): nothing
+            # else would bring these changes back, so they are looked at again.
+            self._look_again(flags)
+            raise
         for path in paths:
             result = found.get(path, _GONE)
             if isinstance(result, Exception):
@@ -203,6 +210,15 @@ class ZkObserver:
                 elif before[1].mzxid != stat.mzxid:
                     self._record(path, "changed", data, stat)
             self._known[path] = (data, stat)
+
+    def _look_again(self, flags: dict[str, bool]) -> None:
+        """Queue these looks again, each still reading if it had to (or if a change since asks)."""
+        with self._pending_lock:
+            for path, read in flags.items():
+                queued = self._looks.get(path)
+                self._looks[path] = read or bool(queued)
+                if queued is None:
+                    self._queue.put((_LOOK, path))
 
     def _refresh(self, path: str, read: str = _ALL, recursive: bool = False) -> None:
         """Read ``path`` (``read``: its data, its children, or both), set the watch(es) again, and

@@ -17,6 +17,7 @@ import threading
 
 import pytest
 from kazoo.client import KazooClient, KazooState
+from kazoo.handlers.threading import KazooTimeoutError
 
 from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
@@ -330,3 +331,21 @@ def test_a_step_that_fails_on_a_bug_is_logged_and_the_next_change_is_still_told(
         observer.close()
         close_client(reader)
         close_client(writer)
+
+
+@pytest.mark.parametrize("persistent", [True], ids=["persistent"])
+def test_looks_whose_read_timed_out_are_looked_at_again(watched):
+    """A multiRead that gets no answer in time while the connection holds (a busy server) ends in
+    no resync; the looks it carried are queued again, so the change still reaches the page."""
+    writer, seen, _ = watched
+    observer = seen.observer
+    real, failed = observer._reader.get_many, []
+
+    def first_times_out(paths):
+        if not failed:
+            failed.append(list(paths))
+            raise KazooTimeoutError("no answer in time")
+        return real(paths)
+    observer._reader.get_many = first_times_out
+    step(seen, lambda: writer.create("/late", b"1"), "/late", ["created"])
+    assert failed == [["/late"]]
