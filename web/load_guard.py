@@ -104,24 +104,8 @@ class LoadGuard:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    @property
-    def limit_ms(self) -> float:
-        return self.probe.limit_ms
-
-    @property
-    def lag_ms(self) -> float:
-        return self.probe.ms
-
-    @property
-    def zk_limit_ms(self) -> float:
-        return self.zk.limit_ms
-
-    @property
-    def zk_lag_ms(self) -> float:
-        return self.zk.ms
-
     def start(self) -> "LoadGuard":
-        if self.limit_ms > 0 and self._thread is None:
+        if self.probe.limit_ms > 0 and self._thread is None:
             self._thread = threading.Thread(target=self._run, name="load-probe", daemon=True)
             self._thread.start()
         return self
@@ -175,7 +159,7 @@ class LoadGuard:
 
     def describe(self) -> dict:
         loop = self._loop()
-        return {"lag_ms": round(self.lag_ms, 1), "limit_ms": self.limit_ms,
-                "zk_lag_ms": round(self.zk_lag_ms, 1), "zk_limit_ms": self.zk_limit_ms,
+        return {"lag_ms": round(self.probe.ms, 1), "limit_ms": self.probe.limit_ms,
+                "zk_lag_ms": round(self.zk.ms, 1), "zk_limit_ms": self.zk.limit_ms,
                 "zk_dropped": loop.dropped if loop else 0, "zk_expired": loop.expired if loop else 0,
                 "shedding": self.shedding, "refused": self.refused}

@@ -93,14 +93,14 @@ def test_behind_a_worker_refuses_a_students_new_work_and_not_the_instructors(app
 def test_the_lateness_is_smoothed_and_refusal_ends_below_half_the_limit():
     guard = LoadGuard(limit_ms=300)
     guard.observe(late_s=0.2, elapsed_s=0.25)  # one collector pause of 0.2 s
-    assert not guard.shedding and 0 < guard.lag_ms < 300
+    assert not guard.shedding and 0 < guard.probe.ms < 300
     for _ in range(20):  # half a second behind, for a second
         guard.observe(late_s=0.5, elapsed_s=0.55)
-    assert guard.shedding and guard.lag_ms > 300
+    assert guard.shedding and guard.probe.ms > 300
     with pytest.raises(ApiError) as refused:
         guard.require()
     assert refused.value.status == 503 and guard.refused == 1
-    while guard.lag_ms >= 150:  # between half the limit and the limit: still refusing
+    while guard.probe.ms >= 150:  # between half the limit and the limit: still refusing
         assert guard.shedding
         guard.observe(late_s=0.1, elapsed_s=0.15)
     assert not guard.shedding
@@ -112,24 +112,24 @@ def test_a_late_zookeeper_loop_is_refused_for_though_the_probe_is_on_time():
     issue 14, twenty-eighth round): its own lateness refuses, the refusal names it, and refusing
     ends when both are under half their limits; ``zk_limit_ms`` 0 never refuses for it."""
     guard = LoadGuard(limit_ms=300)
-    assert guard.zk_limit_ms == DEFAULT_ZK_LIMIT_MS == 1000
+    assert guard.zk.limit_ms == DEFAULT_ZK_LIMIT_MS == 1000
     guard.observe(late_s=0.01, elapsed_s=0.06, zk_late_s=2.0)
-    assert 0 < guard.zk_lag_ms < 1000 and not guard.shedding  # one late reading moves it a little
+    assert 0 < guard.zk.ms < 1000 and not guard.shedding  # one late reading moves it a little
     for _ in range(10):  # 0.66 s of the loop running 2 s late, the probe 10 ms late
         guard.observe(late_s=0.01, elapsed_s=0.06, zk_late_s=2.0)
-    assert guard.shedding and guard.lag_ms < 300 < 1000 < guard.zk_lag_ms
+    assert guard.shedding and guard.probe.ms < 300 < 1000 < guard.zk.ms
     with pytest.raises(ApiError) as refused:
         guard.require()
     assert refused.value.status == 503 and "its ZooKeeper sessions run 1.5 s behind" in str(refused.value)
-    while guard.zk_lag_ms >= 500:
+    while guard.zk.ms >= 500:
         assert guard.shedding
         guard.observe(late_s=0.01, elapsed_s=0.06, zk_late_s=0.1)
     assert not guard.shedding
-    assert guard.describe()["zk_lag_ms"] == round(guard.zk_lag_ms, 1)
+    assert guard.describe()["zk_lag_ms"] == round(guard.zk.ms, 1)
     never = LoadGuard(limit_ms=300, zk_limit_ms=0)
     for _ in range(40):
         never.observe(late_s=0.01, elapsed_s=0.06, zk_late_s=5.0)
-    assert not never.shedding and never.zk_lag_ms > 1000
+    assert not never.shedding and never.zk.ms > 1000
 
 
 class _Owner:
@@ -154,10 +154,10 @@ def test_the_probe_reads_a_real_session_loop_held_up():
         loop.call(lambda: (loop.set_timer(_Owner(lambda: release.wait(20)), start + 0.05),
                            loop.set_timer(_Owner(), start + 0.1)))
         wait_until(lambda: guard.shedding, 15, "the probe to see the loop behind")
-        assert guard.zk_lag_ms > 200, guard.describe()
+        assert guard.zk.ms > 200, guard.describe()
         release.set()
         wait_until(lambda: not guard.shedding, 15, "the probe to see the loop caught up")
-        assert guard.zk_lag_ms < 100, guard.describe()
+        assert guard.zk.ms < 100, guard.describe()
     finally:
         release.set()
         guard.stop()

@@ -220,6 +220,21 @@ def test_a_node_found_gone_and_made_again_before_its_parent_is_read_is_recorded(
                "the new controller's /controller recorded")
 
 
+def hold_the_observer(writer, seen: Seen) -> threading.Event:
+    """Create ``/held`` and keep the observer's thread once it has recorded it, so that the changes
+    made next queue up as looks; setting the returned event lets it go on."""
+    held, go = threading.Event(), threading.Event()
+
+    def hold(records) -> None:
+        if any(r.detail["path"] == "/held" for r in records):
+            held.set()
+            go.wait(10)
+    seen.then = hold
+    writer.create("/held", b"")
+    wait_until(held.is_set, 10, "the observer held")
+    return go
+
+
 @pytest.mark.parametrize("persistent", [True], ids=["persistent"])
 def test_with_the_persistent_watch_a_deletion_costs_no_read_and_a_quick_one_is_still_told(watched):
     """Under the persistent watch the deletion's event is trusted: no request. A node deleted and
@@ -231,15 +246,7 @@ def test_with_the_persistent_watch_a_deletion_costs_no_read_and_a_quick_one_is_s
     calls = _count_requests(reader)
     step(seen, lambda: writer.delete("/brokers/ids/1"), "/brokers/ids/1", ["created", "deleted"])
     assert calls == []
-    held, go = threading.Event(), threading.Event()
-
-    def hold(records) -> None:  # holds the observer's thread after it recorded /held
-        if any(r.detail["path"] == "/held" for r in records):
-            held.set()
-            go.wait(10)
-    seen.then = hold
-    writer.create("/held", b"")
-    wait_until(held.is_set, 10, "the observer held")
+    go = hold_the_observer(writer, seen)
     tx = writer.transaction()
     tx.delete("/brokers/ids")
     tx.create("/brokers/ids", b"again")
@@ -264,15 +271,7 @@ def test_with_the_persistent_watch_a_node_made_again_leaves_its_children_to_thei
     writer, seen, _ = watched
     writer.create("/x/c", b"0", makepath=True)
     wait_until(lambda: seen.of("/x/c") == ["created"], 10, "the child")
-    held, go = threading.Event(), threading.Event()
-
-    def hold(records) -> None:
-        if any(r.detail["path"] == "/held" for r in records):
-            held.set()
-            go.wait(10)
-    seen.then = hold
-    writer.create("/held", b"")
-    wait_until(held.is_set, 10, "the observer held")
+    go = hold_the_observer(writer, seen)
     tx = writer.transaction()
     tx.set_data("/x/c", b"1")  # queues the child's look before the parent's
     tx.delete("/x/c")
