@@ -16,7 +16,7 @@ import time
 from typing import Callable, Iterable
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError, NotEmptyError
+from kazoo.exceptions import ConnectionLoss, NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType
 from kazoo.retry import KazooRetry
@@ -38,8 +38,12 @@ command open their ``KafkaZkClient`` with 30000 ms, and ``zookeeper-shell.sh`` (
 session timeout, so this session pings every ~10 s instead of every ~3 s: a tenth of an idle
 sandbox's pings (its three brokers, at the lab's 4 s, ping about once a second each)."""
 READ_DEADLINE_S = 15
-"""How long a check's read keeps trying through a dropped connection (e.g. while an ensemble
-loses the server this session was on and it moves to another) before it gives up."""
+"""How long a check's read waits in all, through a dropped connection (e.g. while an ensemble
+loses the server this session was on and it moves to another) and through a connection that
+hears nothing, before it gives up (``OperatorSession._read`` says why both)."""
+WATCH_TRIES = 5
+"""How many times :meth:`OperatorSession.watch_ephemeral` asks again after a dropped connection
+lost its question (each is queued until the session reconnects, so they do not spin)."""
 
 
 class OperatorSession:
@@ -53,7 +57,6 @@ class OperatorSession:
             hosts=zk_hosts + chroot, handler=PollingThreadingHandler(), timeout=SESSION_TIMEOUT_S,
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0)))
         self.admin = AdminZkClient(self._client)
-        self._read_retry = KazooRetry(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5, deadline=READ_DEADLINE_S)
         self._observer: ZkObserver | None = None
         self._chroot_made = False
 
@@ -108,42 +111,76 @@ class OperatorSession:
     def delete_controller(self) -> None:
         """What ``zkCli.sh deleteall /controller`` does: no fencing, no questions."""
         try:
-            self._client.delete(paths.CONTROLLER)
+            self._read(self._client.delete_async, paths.CONTROLLER)
         except NoNodeError:
             pass
 
-    def watch_ephemeral(self, path: str, owner: str | None, on_deleted: Callable[[], None]) -> bool:
+    def watch_ephemeral(self, path: str, owner: str | None, on_deleted: Callable[[], None]) -> None:
         """Call ``on_deleted`` (once, on kazoo's thread) when ``path``, an ephemeral znode of
         session ``owner``, is deleted — what any ZooKeeper client watching it would learn, and all
-        it would learn: that the znode is gone, not why. False, and no call, when the znode does
-        not exist now or belongs to another session."""
+        it would learn: that the znode is gone, not why. No call when the znode does not exist now
+        or belongs to another session.
+
+        Nothing waits for ZooKeeper here: the crash this follows has happened whatever ZooKeeper
+        answers, so the student's request must not wait for (or fail on) a session that is, say,
+        reconnecting after an outage. The ``exists`` is asked on its own, queued by kazoo while
+        the session reconnects, and asked again when a dropped connection lost it."""
         armed = threading.Event()
+        armed.set()
+
+        def look(seen: bool, tries: int = 0) -> None:
+            """``seen``: the znode was there at an earlier look (so its absence now is a deletion)."""
+            if armed.is_set():
+                self._client.exists_async(path, watch).rawlink(lambda result: answered(result, seen, tries))
+
+        def answered(result, seen: bool, tries: int) -> None:
+            if not armed.is_set():
+                return
+            if not result.successful():
+                if isinstance(result.exception, ConnectionLoss) and tries + 1 < WATCH_TRIES:
+                    return look(seen, tries + 1)  # lost with its connection: kazoo queues it for the next
+                armed.clear()  # the session ended (the cluster is closing): nobody left to tell
+                return
+            stat = result.value
+            if stat is not None and hex(stat.ephemeralOwner) == owner:
+                return  # still there, and the watch is set
+            armed.clear()
+            if seen:
+                on_deleted()  # gone between two looks, as a watch that fired on a change would learn
 
         def watch(event) -> None:
             if not armed.is_set():
                 return
-            if event.type == EventType.DELETED or self._read(self._client.exists, path, watch) is None:
-                armed.clear()  # a change re-arms the watch (a watch fires once), unless gone meanwhile
+            if event.type == EventType.DELETED:
+                armed.clear()
                 on_deleted()
+            else:
+                look(seen=True)  # a change: look again, which sets the watch again (a watch fires once)
 
-        armed.set()
-        stat = self._read(self._client.exists, path, watch)
-        if stat is None or hex(stat.ephemeralOwner) != owner:
-            armed.clear()
-            return False
-        return True
+        look(seen=False)
 
     # -- what the lab's checks read --------------------------------------------------------------
-    def _read(self, call, *args):
-        """``call(*args)`` on this session, tried again while the connection is down (kazoo
-        raises ``ConnectionLoss`` for a request caught in a dropped connection): a check reads
-        through a reconnect within the session instead of failing on it."""
-        return self._read_retry.copy()(call, *args)
+    def _read(self, call_async, *args):
+        """``call_async(*args)``'s answer on this session, tried again while the connection is
+        down (kazoo raises ``ConnectionLoss`` for a request caught in a dropped connection): a
+        check reads through a reconnect within the session instead of failing on it.
+
+        Never longer than ``READ_DEADLINE_S`` in all, also while no answer comes: kazoo's
+        synchronous calls wait without limit while the session is suspended, and a session can
+        stay suspended for its whole connect time-out (30 s here) — ZooKeeper 3.8.0, restarted,
+        leaves a handshake that arrived while it loaded its data unanswered (ZOOKEEPER-5051).
+        The student's request then ends in a 503 "ZooKeeper did not answer" that says to try
+        again (``web/zk_health.py``) instead of hanging."""
+        deadline = time.monotonic() + READ_DEADLINE_S
+
+        def once():
+            return call_async(*args).get(timeout=max(0.0, deadline - time.monotonic()))
+        return KazooRetry(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5, deadline=READ_DEADLINE_S)(once)
 
     def _get(self, path: str) -> bytes | None:
         """The znode's bytes, ``None`` when there is no such znode."""
         try:
-            return self._read(self._client.get, path)[0]
+            return self._read(self._client.get_async, path)[0]
         except NoNodeError:
             return None
 
@@ -156,7 +193,7 @@ class OperatorSession:
         return None if data is None else int(data)
 
     def topic_exists(self, topic: str) -> bool:
-        return self._read(self._client.exists, paths.topic_path(topic)) is not None
+        return self._read(self._client.exists_async, paths.topic_path(topic)) is not None
 
     def topic_partition_counts(self) -> dict[str, int]:
         """Each topic in ``/brokers/topics`` with its number of partitions (for the size bounds)."""
@@ -174,7 +211,7 @@ class OperatorSession:
         for topic in self._children(paths.BROKER_TOPICS):
             for p in self._children(paths.topic_partitions_path(topic)):
                 try:
-                    data, stat = self._read(self._client.get, paths.partition_state_path(topic, int(p)))
+                    data, stat = self._read(self._client.get_async, paths.partition_state_path(topic, int(p)))
                 except NoNodeError:
                     continue
                 states[TopicPartition(topic, int(p))] = codec.decode_partition_state(data, stat.version)
@@ -215,7 +252,7 @@ class OperatorSession:
 
     def _children(self, path: str) -> list[str]:
         try:
-            return sorted(self._read(self._client.get_children, path))
+            return sorted(self._read(self._client.get_children_async, path))
         except NoNodeError:
             return []
 

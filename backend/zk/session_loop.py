@@ -99,7 +99,10 @@ class LoopConnection(ConnectionHandler):
         super().__init__(client, retry_sleeper, logger=logger)
         self.loop = SessionLoop.shared()
         self.cable = cable or Cable()
-        """The broker's cable (``cable.py``): paused, the traffic is blackholed; cut, refused."""
+        """The broker's cable (``cable.py``): paused, the traffic is blackholed; cut, refused.
+        Every connection has one (a session that is no broker's too: a test pauses it), attached
+        here so that resuming or cutting it always reaches this connection."""
+        self.cable.attach(self)
         self.phase = STOPPED
         self.timer_token: int | None = None
         self._running = False
@@ -504,6 +507,4 @@ def use_session_loop(client: KazooClient, cable: Cable | None = None) -> KazooCl
     if client.use_ssl or client.auth_data or client.read_only or client._connection.sasl_options is not None:
         raise ValueError("the session loop does not do TLS, auth or read-only sessions")
     client._connection = LoopConnection(client, client._conn_retry.copy(), logger=client.logger, cable=cable)
-    if cable is not None:
-        cable.attach(client._connection)
     return client
