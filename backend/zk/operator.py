@@ -40,7 +40,7 @@ sandbox's pings (its three brokers, at the lab's 4 s, ping about once a second e
 READ_DEADLINE_S = 15
 """How long a check's read waits in all, through a dropped connection (e.g. while an ensemble
 loses the server this session was on and it moves to another) and through a connection that
-hears nothing, before it gives up (``OperatorSession._read`` says why both)."""
+hears nothing, before it gives up (``OperatorSession._ask`` says why both)."""
 WATCH_TRIES = 5
 """How many times :meth:`OperatorSession.watch_ephemeral` asks again after a dropped connection
 lost its question (each is queued until the session reconnects, so they do not spin)."""
@@ -111,7 +111,7 @@ class OperatorSession:
     def delete_controller(self) -> None:
         """What ``zkCli.sh deleteall /controller`` does: no fencing, no questions."""
         try:
-            self._read(self._client.delete_async, paths.CONTROLLER)
+            self._ask(self._client.delete_async, paths.CONTROLLER)
         except NoNodeError:
             pass
 
@@ -160,10 +160,11 @@ class OperatorSession:
         look(seen=False)
 
     # -- what the lab's checks read --------------------------------------------------------------
-    def _read(self, call_async, *args):
-        """``call_async(*args)``'s answer on this session, tried again while the connection is
-        down (kazoo raises ``ConnectionLoss`` for a request caught in a dropped connection): a
-        check reads through a reconnect within the session instead of failing on it.
+    def _ask(self, call_async, *args):
+        """``call_async(*args)``'s answer on this session (a check's read, or ``delete_controller``'s
+        delete), tried again while the connection is down (kazoo raises ``ConnectionLoss`` for a
+        request caught in a dropped connection): a check reads through a reconnect within the
+        session instead of failing on it.
 
         Never longer than ``READ_DEADLINE_S`` in all, also while no answer comes: kazoo's
         synchronous calls wait without limit while the session is suspended, and a session can
@@ -180,7 +181,7 @@ class OperatorSession:
     def _get(self, path: str) -> bytes | None:
         """The znode's bytes, ``None`` when there is no such znode."""
         try:
-            return self._read(self._client.get_async, path)[0]
+            return self._ask(self._client.get_async, path)[0]
         except NoNodeError:
             return None
 
@@ -193,7 +194,7 @@ class OperatorSession:
         return None if data is None else int(data)
 
     def topic_exists(self, topic: str) -> bool:
-        return self._read(self._client.exists_async, paths.topic_path(topic)) is not None
+        return self._ask(self._client.exists_async, paths.topic_path(topic)) is not None
 
     def topic_partition_counts(self) -> dict[str, int]:
         """Each topic in ``/brokers/topics`` with its number of partitions (for the size bounds)."""
@@ -211,7 +212,7 @@ class OperatorSession:
         for topic in self._children(paths.BROKER_TOPICS):
             for p in self._children(paths.topic_partitions_path(topic)):
                 try:
-                    data, stat = self._read(self._client.get_async, paths.partition_state_path(topic, int(p)))
+                    data, stat = self._ask(self._client.get_async, paths.partition_state_path(topic, int(p)))
                 except NoNodeError:
                     continue
                 states[TopicPartition(topic, int(p))] = codec.decode_partition_state(data, stat.version)
@@ -252,7 +253,7 @@ class OperatorSession:
 
     def _children(self, path: str) -> list[str]:
         try:
-            return sorted(self._read(self._client.get_children_async, path))
+            return sorted(self._ask(self._client.get_children_async, path))
         except NoNodeError:
             return []
 
