@@ -63,7 +63,9 @@ class LeaderState:
 
     def on_fetch(self, follower: int, fetch_offset: int, leader_leo: int, now_ms: float) -> None:
         """Kafka's ``updateFollowerFetchState``."""
-        state = self.followers.setdefault(follower, FollowerState())
+        state = self.followers.get(follower)
+        if state is None:
+            state = self.followers[follower] = FollowerState()
         if fetch_offset >= leader_leo:
             state.last_caught_up_ms = max(state.last_caught_up_ms, now_ms)
         elif fetch_offset >= state.last_fetch_leader_leo >= 0:
