@@ -23,7 +23,9 @@ are one fault each, as in ``classroom.py``), twice (see below). Reported per var
   page's view with the rules
   (``backend.view.page``), written to a replay log (a line and a flush each), and encoded as the
   broadcaster's Socket.IO ``records`` messages (records grouped by 1/15 s of ``ts_ms``, as it
-  batches them) — with ``records_per_fault``;
+  batches them) with the app's packet class (``web.sockets.JsonPacket``; until issue 14's
+  thirty-third round the bench used python-socketio's stock one, which walks every value for
+  ``bytes`` first, and reported ~4× the app's encoding) — with ``records_per_fault``;
 * ``threads_per_sandbox`` once all are up, and the load average at the variant's start.
 
 A variant is a source tree: ``head`` is this checkout; ``--before COMMIT`` adds ``git archive`` of
@@ -127,6 +129,11 @@ def record_path(emitted: list[list], header, faults: int) -> dict:
     bus's calls), step by step as ``web/sandboxes.py`` and ``web/broadcast.py`` do it, in ms per
     fault (median of 5 passes, this thread's CPU)."""
     from socketio.packet import EVENT, Packet
+
+    try:  # the packet class the app's Socket.IO server encodes with (issue 14, eighth round)
+        from web.sockets import JsonPacket as Packet  # noqa: F811
+    except ImportError:  # a tree from before it: the stock packet, as that app sent
+        pass
 
     from backend.runtime.replay import ReplayWriter
     from backend.view import page
