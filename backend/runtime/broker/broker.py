@@ -312,9 +312,9 @@ class SimulatedBroker:
             partitions = dict(self.state.partitions)
         detail = {**(record.detail or {}), "queue": queue_name, "queue_wait_ms": round(waited_ms, 1)}
         if waited_ms >= 50:
-            record = replace(record, note=f"{record.note} It waited {waited_ms:.0f} ms in the {queue_name} request "
-                                          f"queue.")
-        self.services.emit([replace(record, detail=detail)], cause=f"{request.name}#{correlation_id}",
+            record = record.evolve(note=f"{record.note} It waited {waited_ms:.0f} ms in the {queue_name} request "
+                                        f"queue.")
+        self.services.emit([record.evolve(detail=detail)], cause=f"{request.name}#{correlation_id}",
                            cause_seq=sent_seq)
         if request.name in ("LeaderAndIsr", "StopReplica") and response.error == "NONE":
             deleted = {p.topic_partition for p in getattr(request, "partition_states", ())
