@@ -92,3 +92,17 @@ def test_while_an_alter_isr_is_pending_the_high_watermark_counts_the_larger_isr(
     assert state.maximal_isr == (0, 1, 2) and state.high_watermark(10) == 2
     state.isr, state.pending_isr = (0, 1, 2), None
     assert state.maximal_isr == (0, 1, 2)
+
+
+def test_a_replica_the_leader_did_not_know_is_counted_from_its_first_fetch():
+    """A reassignment can add a replica that has no entry in the leader's state (``became_leader``
+    made one for each replica it knew): its first fetch makes the entry, and later fetches update
+    that same entry, so it can join the ISR."""
+    state = LeaderState.became_leader(1, 5, (1, 2), (1, 2), 0)
+    state.on_fetch(4, 8, 10, 100)
+    first = state.followers[4]
+    assert (first.log_end_offset, first.last_fetch_leader_leo) == (8, 10)
+    state.on_fetch(4, 10, 10, 200)
+    assert state.followers[4] is first and first.last_caught_up_ms == 200
+    state.replicas = (1, 2, 4)
+    assert state.ready_to_join(10) == [4]
