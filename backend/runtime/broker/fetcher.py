@@ -56,9 +56,7 @@ class ReplicaFetcher:
             if entries:
                 log.append(entries)
                 more = True
-            # An idle follower's HW is the leader's already: nothing to move, no call to find that out.
-            hw_moved = (leader_hw > log.high_watermark
-                        and log.update_high_watermark(min(leader_hw, log.log_end_offset)))
+            hw_moved = log.update_high_watermark(min(leader_hw, log.log_end_offset))
             if entries or hw_moved:
                 self._emit(Record(kind="log", subject=replica_subject(tp.topic, tp.partition, self.broker_id),
                                   to_state="fetched", op="fetch", broker_id=self.broker_id, topic=tp.topic,
