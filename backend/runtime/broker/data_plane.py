@@ -222,7 +222,7 @@ class DataPlane:
 
     def _advance_high_watermark(self, tp: TopicPartition, state: LeaderState, log: Log) -> None:
         # The HW never passes the LEO, so one already there cannot move: an idle partition's fetches
-        # (1,200 a second in a class of 200) skip counting the ISR's offsets (issue 14, 33rd round).
+        # (2,400 a second in a class of 200) skip counting the ISR's offsets (issue 14, 33rd round).
         if log.high_watermark >= log.log_end_offset:
             return
         if log.update_high_watermark(state.high_watermark(log.log_end_offset)):
