@@ -1,8 +1,14 @@
 """A classroom on one machine: N students, each with a private sandbox and a real Socket.IO client
-(websocket transport), acting about once every ``--fault-interval`` s (stop and start a broker
-in turn; spread over the interval, or all within ``--spread`` s of it), while every one of them
-also follows the instructor's class demo (a fault every ``--demo-interval`` s on the class's
-shared cluster).
+(websocket transport), acting about once every ``--fault-interval`` s (spread over the interval, or
+all within ``--spread`` s of it), while every one of them also follows the instructor's class demo
+(a fault every ``--demo-interval`` s on the class's shared cluster).
+
+What a student does is ``--mix``: ``issue`` (the default since issue 14's thirty-fourth round) is
+the issue's own list — crash, restart, controlled shutdown, preferred election, produce
+(``bench.socket_clients.STUDENT_CYCLE``), with the demo shutting broker 1 down and starting it
+again; ``stop-start`` is what the rounds before measured: stop a broker (a clean exit) and start
+it again, the demo the same. Only ``issue`` runs on issue 14's start commit, which had no
+``stop_broker``.
 
 Variants, measured side by side in one run on the same ZooKeeper (issue 14's table):
 
@@ -51,7 +57,7 @@ from bench.app_server import AppServer, Refused  # noqa: E402
 from bench.measure import (archived, children, cpu_seconds, during_a_pause, gc_pause_stats, gc_pauses,  # noqa: E402
                            latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
 from bench.process_tree import tree_cpu_seconds, tree_rss_mb  # noqa: E402
-from bench.socket_clients import ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
+from bench.socket_clients import MIXES, ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
 from bench.web_delivery import server_api_clone  # noqa: E402
 
 TODAY = "335c21b"
@@ -91,8 +97,7 @@ def classroom_process(url: str, students: list[dict], conn, _count_kinds: bool) 
         for student in students:
             watchers.append(ClassWatcher(url, student))
         conn.send(("ready", len(watchers)))
-        _, seconds, interval, via, seed, spread = conn.recv()
-        faults = drive_faults(url, watchers, seconds, interval, via, seed, spread)
+        faults = drive_faults(url, watchers, *conn.recv()[1:])
         time.sleep(3.0)  # the last records are on their way
         for watcher in watchers:  # no record may arrive while the results are read
             watcher.close()
@@ -143,8 +148,10 @@ def accept(server: AppServer, up_to: int, overloaded: list[str]) -> tuple[list[d
     return [m for m in made if m], (refusal[0] if refusal else None)
 
 
-def demo_driver(server: AppServer, class_id: str, seconds: float, interval: float, out: list) -> threading.Thread:
-    """The instructor: stop and start broker 1 of the class cluster every ``interval`` s.
+def demo_driver(server: AppServer, class_id: str, seconds: float, interval: float, out: list,
+                mix: str) -> threading.Thread:
+    """The instructor: take broker 1 of the class cluster down and start it again, a fault every
+    ``interval`` s — a controlled shutdown in the ``issue`` mix, a clean stop in ``stop-start``.
 
     Each fault on a connection of its own (``Connection: close``): gunicorn closes a keep-alive
     connection idle for 2 s, and the demo acts every 3 s, so a reused one was now and then reset
@@ -155,7 +162,7 @@ def demo_driver(server: AppServer, class_id: str, seconds: float, interval: floa
     def run() -> None:
         end, step = time.monotonic() + seconds, 0
         while time.monotonic() < end:
-            op = "stop_broker" if step % 2 == 0 else "start_broker"
+            op = "start_broker" if step % 2 else ("shutdown_broker" if mix == "issue" else "stop_broker")
             sent = time.time() * 1000
             try:
                 response = api.http.post(f"{server.url}api/classes/{class_id}/faults", json={"op": op, "broker": 1},
@@ -244,10 +251,10 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
             if args.thread_account else {}
         c1, t1, k1, w1 = tree_cpu_seconds(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy1, stolen1 = machine_busy_seconds(), machine_stolen_seconds()
-        driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo)
+        driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo, args.mix)
         lateness = LoadWatch(server, args.seconds)
         results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed, args.spread,
-                               timeout=args.seconds + 400)
+                               args.mix, timeout=args.seconds + 400)
         driver.join(60)
         lateness.join(10)
         c2, t2, k2, w2 = tree_cpu_seconds(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
@@ -268,7 +275,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     demo_missing = sum(1 for sent, seq, _ in demo if seq is not None for r in results for got in r["demo"]
                        if seq not in got)
     return {
-        "variant": name, "serve_args": list(serve_args), "loadavg_at_start": [round(x, 2) for x in load],
+        "variant": name, "mix": args.mix, "serve_args": list(serve_args), "loadavg_at_start": [round(x, 2) for x in load],
         "accepted": accepted, "refused_with": refusal, "students": joined,
         "creations_refused_as_overloaded": len(overloaded), "creating_them": creation,
         "server_rss_mb_per_sandbox": round(rss_per_sandbox, 2),
@@ -344,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the students' faults fall within this many seconds of each interval (default: the "
                              "whole interval, spread out; 2: the class all acting at once, when told to)")
     parser.add_argument("--demo-interval", type=float, default=3.0, help="seconds between the demo's faults")
+    parser.add_argument("--mix", choices=MIXES, default="issue",
+                        help="what students do: issue 14's crash, restart, controlled shutdown, preferred election "
+                             "and produce (default), or stop-start, the rounds before the thirty-fourth")
     parser.add_argument("--variants", default="today,head-1w,head-2w")
     parser.add_argument("--today", default=TODAY, help="the commit measured as today")
     parser.add_argument("--threads", type=int, default=64)

@@ -52,9 +52,9 @@ class Watcher:
             if self.kinds is not None:
                 self.kinds[record["kind"]] += 1
 
-    def fault(self, op: str, broker: int, via: str, url: str, http) -> dict:
-        """The fault's answer; ``resent`` in it when the first try had to be sent again."""
-        body = {"op": op, "broker": broker}
+    def fault(self, body: dict, via: str, url: str, http) -> dict:
+        """The answer to the fault ``body`` (``{"op": ..., ...}``); ``resent`` in it when the first
+        try had to be sent again."""
         if via != "http":
             return self.sio.call("fault", {"sandbox": self.sandbox, "token": self.token, **body}, timeout=120)
         import requests
@@ -93,8 +93,8 @@ def client_process(url: str, sandboxes: list[dict], conn, count_kinds: bool) -> 
     """A child process hosting one client per entry of ``sandboxes``; talks to the bench over ``conn``.
 
     Messages: -> ("ready", n) once every client has joined; <- ("stop", s0, s1) -> ("result", ...)
-    for a delivery run; <- ("faults", seconds, interval, via, seed, spread) -> ("result", ...) for a fault run
-    (``drive_faults``; ``spread`` ``None`` for faults spread over the whole interval).
+    for a delivery run; <- ("faults", seconds, interval, via, seed, spread[, mix]) -> ("result", ...) for a
+    fault run (``drive_faults``; ``spread`` ``None`` for faults spread over the whole interval).
     """
     watchers: list[Watcher] = []
     try:
@@ -108,8 +108,7 @@ def client_process(url: str, sandboxes: list[dict], conn, count_kinds: bool) -> 
                 watcher.close()
             conn.send(("result", _delivery_result(watchers, s0, s1)))
         elif command[0] == "faults":
-            _, seconds, interval, via, seed, spread = command
-            faults = drive_faults(url, watchers, seconds, interval, via, seed, spread)
+            faults = drive_faults(url, watchers, *command[1:])
             time.sleep(2.0)  # the last faults' records are on their way
             for watcher in watchers:
                 watcher.close()
@@ -136,10 +135,48 @@ def _delivery_result(watchers: list[Watcher], s0: int, s1: int) -> dict:
     return {"clients": clients}
 
 
+STUDENT_CYCLE = ("crash_broker", "produce", "start_broker", "shutdown_broker", "start_broker", "preferred_election")
+"""Issue 14's students: "crash, restart, controlled shutdown, preferred election, produce". A crash
+is ``kill -9`` (the broker's session expires after ``zookeeper.session.timeout.ms``, 4 s in a
+default sandbox), so the produce comes between it and the restart; the preferred election brings
+the leaders back once the broker is in again. Every step is one the page offers a student."""
+
+MIXES = ("issue", "stop-start")
+
+
+def student_fault(mix: str, step: int) -> dict:
+    """The body of a student's ``step``-th fault (from 0) in ``mix``.
+
+    ``issue``: :data:`STUDENT_CYCLE` on broker 0, then 1, then 2, ...; the produce goes to the
+    partition numbered as the broker (10 messages, acks=1). ``stop-start``: stop broker b (a clean
+    exit, its session closed) and start it again, then the next broker — what every round of
+    issue 14 before the thirty-fourth measured."""
+    if mix == "stop-start":
+        return {"op": "stop_broker" if step % 2 == 0 else "start_broker", "broker": (step // 2) % 3}
+    op = STUDENT_CYCLE[step % len(STUDENT_CYCLE)]
+    broker = (step // len(STUDENT_CYCLE)) % 3
+    if op == "produce":
+        return {"op": op, "topic": "t", "partition": broker, "count": 10, "acks": 1}
+    if op == "preferred_election":
+        return {"op": op}
+    return {"op": op, "broker": broker}
+
+
+def try_again(answer: dict) -> bool:
+    """Whether a student sends a refused fault again at its next turn instead of moving on: one
+    refused for load (429/503 carry ``retry_after``), as a student clicks again, and a restart
+    refused because the crashed process's session has not expired yet (Kafka's
+    ``NodeExistsException``, named in the 409's reason; the page says to start it again after the
+    timeout). Moving on made the next turn's fault one the cluster refuses ("broker is running")
+    for a step that never happened (issue 14, twenty-ninth round's note)."""
+    return not answer.get("ok") and (bool(answer.get("retry_after"))
+                                     or "NodeExistsException" in str(answer.get("error", "")))
+
+
 def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: float, via: str, seed: int,
-                 spread: float | None = None) -> list:
-    """Every client, in its own thread: stop broker b, start it again, next broker, ... one fault every
-    ``interval`` s (started at a random offset so the sandboxes do not act in lock step). The offset
+                 spread: float | None = None, mix: str = "stop-start") -> list:
+    """Every client, in its own thread, acts once every ``interval`` s as :func:`student_fault`'s
+    ``mix`` says (started at a random offset so the sandboxes do not act in lock step). The offset
     is seeded by the client's place among all the pool's clients. Until issue 14's fifteenth round
     it was seeded by the client's place in its own process, so every client process drew the same
     offsets: with 5 processes the students acted five at a time, and more than half of them within
@@ -162,21 +199,17 @@ def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: fl
                 time.sleep(delay)
             if time.monotonic() >= end:
                 break
-            broker = (step // 2) % 3
-            op = "stop_broker" if step % 2 == 0 else "start_broker"
+            body = student_fault(mix, step)
             sent = time.time() * 1000
             try:
-                answer = watcher.fault(op, broker, via, url, http) or {}
+                answer = watcher.fault(body, via, url, http) or {}
             except Exception as exc:  # noqa: BLE001 - counted as a failed fault
                 answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             answered = time.time() * 1000
             with lock:
-                faults.append((index, op, broker, sent, answered, answer.get("seq"), bool(answer.get("ok")),
-                               answer.get("error"), bool(answer.get("resent"))))
-            # A refused fault (429/503 carry ``retry_after``) is tried again at the student's next
-            # turn, as a student clicks again: moving on made the next turn's start a 409 "broker is
-            # running" for a stop that never happened (issue 14, twenty-ninth round's note).
-            if answer.get("ok") or not answer.get("retry_after"):
+                faults.append((index, body["op"], body.get("broker"), sent, answered, answer.get("seq"),
+                               bool(answer.get("ok")), answer.get("error"), bool(answer.get("resent"))))
+            if not try_again(answer):
                 step += 1
             next_at += interval
             if next_at < time.monotonic():  # the fault took longer than the interval: go on at once

@@ -1,0 +1,36 @@
+"""The classroom bench's students (``bench/socket_clients.py``) send faults the lab accepts, in
+the mix issue 14 names: a bench whose faults the vocabulary refuses measures refusals, not faults
+(a first try of the issue's mix sent ``acks: "1"`` and every produce came back a 400)."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.faultscript.vocabulary import FAULT_VOCABULARY, check_step
+from bench.socket_clients import MIXES, STUDENT_CYCLE, student_fault, try_again
+
+
+@pytest.mark.parametrize("mix", MIXES)
+def test_every_fault_a_student_sends_passes_the_vocabulary(mix):
+    for step in range(3 * len(STUDENT_CYCLE)):
+        body = student_fault(mix, step)
+        assert check_step(body, FAULT_VOCABULARY).issues == [], (step, body)
+
+
+def test_the_issue_mix_is_the_issues_list_on_each_broker_in_turn():
+    bodies = [student_fault("issue", step) for step in range(3 * len(STUDENT_CYCLE))]
+    assert {b["op"] for b in bodies} == {"crash_broker", "start_broker", "shutdown_broker", "preferred_election",
+                                         "produce"}
+    # a crashed broker is started again before it is shut down, and every broker has its turn
+    first = bodies[:len(STUDENT_CYCLE)]
+    assert [b["op"] for b in first].index("start_broker") < [b["op"] for b in first].index("shutdown_broker")
+    assert {b.get("broker") for b in bodies if "broker" in b} == {0, 1, 2}
+    assert [b["broker"] for b in bodies if b["op"] == "crash_broker"] == [0, 1, 2]
+
+
+def test_a_student_clicks_again_only_where_the_same_click_can_work_later():
+    assert try_again({"ok": False, "status": 429, "error": "busy", "retry_after": 2})
+    # the 409 of a restart before the crashed process's session expired (tests/web/test_api.py)
+    assert try_again({"ok": False, "status": 409, "error": "broker 0 did not start (NodeExistsException): ..."})
+    assert not try_again({"ok": False, "status": 409, "error": "broker 0 is running"})
+    assert not try_again({"ok": True, "seq": 4})
