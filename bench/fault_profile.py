@@ -1,10 +1,15 @@
 """Where a fault's CPU goes, runtime alone: per thread kind and per ZooKeeper request.
 
 ``sandbox_cpu.py`` says how much a fault costs; this says where. N default sandboxes (3 brokers,
-topic ``t`` of 3×3) run in this process against a ZooKeeper the bench starts; a broker of one of
-them is stopped or started ``--rate`` times a second for ``--seconds``, round-robin over the
-sandboxes, each stopping and starting its brokers 0, 1, 2 in turn as ``classroom.py``'s students
-do. Reported:
+topic ``t`` of 3×3) run in this process against a ZooKeeper the bench starts; ``--rate`` faults a
+second for ``--seconds``, round-robin over the sandboxes, each acting as ``classroom.py``'s students
+do in ``--mix`` (``bench.socket_clients.student_fault``: issue 14's crash, produce, restart,
+controlled shutdown, restart, preferred election on broker 0, 1, 2 in turn, each sandbox from its
+own place of that cycle; or ``stop-start``, the default until the thirty-fourth round). A crash's session expires after 4 s and its restart is
+two turns later, so in the ``issue`` mix give each sandbox a turn every 2 s or more
+(``--sandboxes`` ≥ 2 × ``--rate``); a restart refused because the session had not expired yet
+(counted in ``refused_by_op``, and as a fault) is made again at the sandbox's next turn, as a
+student does. Reported:
 
 * ``cpu_ms_per_fault``: the process's CPU over the window, less the idle rate measured before it;
 * ``by_thread_kind``: ms per fault of each kind of thread (its target's name), from
@@ -12,7 +17,8 @@ do. Reported:
   (a stopped broker's) counts up to its end (``Thread.run`` is wrapped to note it) — so threads
   asleep are never counted as busy, which a sampling profiler with thousands of threads does;
 * ``zk_requests_per_fault``, and by request type and the function that made it
-  (``KazooClient._call`` wrapped).
+  (``KazooClient._call`` wrapped);
+* ``faults_by_op`` (and ``refused_by_op``): what the window's faults were.
 
 (It had a ``--pair-with COMMIT`` mode that gave half the sandboxes an older kazoo handler and
 compared their connection threads; since ``backend/zk/session_loop.py`` the lab's sessions have
@@ -21,7 +27,7 @@ no connection thread of their own, and the mode was removed.)
 A sampling profiler was not used on purpose: with 2,000+ threads py-spy fell a minute behind and
 counted threads asleep in ``Condition.wait`` as busy (docs/performance.md, issue 14).
 
-    .venv/bin/python bench/fault_profile.py --sandboxes 10 --rate 10 --seconds 30
+    .venv/bin/python bench/fault_profile.py --sandboxes 40 --rate 20 --seconds 60
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import argparse
 import collections
 import json
 import os
+import random
 import sys
 import threading
 import time
@@ -39,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import server_threads  # noqa: E402
+from bench.socket_clients import MIXES, first_step, student_fault, try_again  # noqa: E402
 
 _KIND: dict[int, str] = {}
 _ENDED: dict[int, int] = {}
@@ -93,7 +101,8 @@ def _caller_outside_kazoo() -> str:
     return name
 
 
-def measure(hosts: str, sandboxes: int, rate: float, seconds: float, idle_seconds: float = 5.0) -> dict:
+def measure(hosts: str, sandboxes: int, rate: float, seconds: float, idle_seconds: float = 5.0,
+            mix: str = "issue") -> dict:
     from kazoo.client import KazooClient
 
     from backend.faultscript.cluster_spec import ClusterSpec, TopicSpec
@@ -127,13 +136,21 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float, idle_second
         before, _ENDED_AT_START = server_threads.snapshot(), set(_ENDED)
         counting.set()
         faults, c0, t0 = 0, _cpu_s(), time.monotonic()
+        steps = [first_step(mix, random.Random(i)) for i in range(sandboxes)]
+        by_op: collections.Counter = collections.Counter()
+        refused: collections.Counter = collections.Counter()
         while time.monotonic() < t0 + seconds:
-            # Each sandbox's own turn, as a classroom student's: stop broker 0, start it, stop
-            # broker 1, … (until issue 14's thirtieth round the turns went stop 0, stop 1, stop 2,
-            # start 0, …: a third of the time a cluster with no broker left).
-            sandbox, turn = faults % sandboxes, faults // sandboxes
-            apply_fault(clusters[sandbox], "stop_broker" if turn % 2 == 0 else "start_broker",
-                        {"broker": (turn // 2) % 3})
+            # Each sandbox's own turn, as a classroom student's (until issue 14's thirtieth round
+            # the turns went stop 0, stop 1, stop 2, start 0, …: a third of the time a cluster with
+            # no broker left).
+            sandbox = faults % sandboxes
+            body = student_fault(mix, steps[sandbox])
+            result = apply_fault(clusters[sandbox], body["op"], body)
+            by_op[body["op"]] += 1
+            if not result.ok:
+                refused[body["op"]] += 1
+            if not try_again({"ok": result.ok, "error": result.message}):
+                steps[sandbox] += 1
             faults += 1
             time.sleep(max(0.0, t0 + faults / rate - time.monotonic()))
         counting.clear()
@@ -141,7 +158,8 @@ def measure(hosts: str, sandboxes: int, rate: float, seconds: float, idle_second
         spent = _cpu_s() - c0 - idle_rate * window
         by_kind = _by_kind(before, after, set(_ENDED) - _ENDED_AT_START)
         return {
-            "sandboxes": sandboxes, "faults": faults, "cpu_ms_per_fault": round(1000 * spent / faults, 1),
+            "mix": mix, "sandboxes": sandboxes, "faults": faults, "cpu_ms_per_fault": round(1000 * spent / faults, 1),
+            "faults_by_op": dict(by_op), "refused_by_op": dict(refused),
             "idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / sandboxes, 3),
             "idle_by_thread_kind_pct_of_core_per_sandbox": {
                 k: round(100 * v / 1e9 / idle_seconds / sandboxes, 4) for k, v in idle_by_kind.most_common()},
@@ -162,9 +180,11 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=10.0, help="faults a second")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--idle-seconds", type=float, default=5.0, help="the idle window before the faults")
+    parser.add_argument("--mix", choices=MIXES, default="issue", help="what each sandbox's turns are")
     parser.add_argument("--zk", help="an existing ZooKeeper (default: one started for the bench)")
     args = parser.parse_args()
-    run = lambda hosts: measure(hosts, args.sandboxes, args.rate, args.seconds, args.idle_seconds)  # noqa: E731
+    run = lambda hosts: measure(hosts, args.sandboxes, args.rate, args.seconds, args.idle_seconds,  # noqa: E731
+                                args.mix)
     if args.zk:
         print(json.dumps(run(args.zk), indent=1))
         return

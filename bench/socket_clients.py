@@ -162,6 +162,20 @@ def student_fault(mix: str, step: int) -> dict:
     return {"op": op, "broker": broker}
 
 
+def first_step(mix: str, rng: random.Random) -> int:
+    """Where a student starts in ``mix``. In ``issue`` a place of the cycle drawn from ``rng``
+    among those a cluster with every broker running allows (a crash, a produce, a controlled
+    shutdown, a preferred election, on any broker): a class is spread over the cycle, not all
+    crashing in the first 10 s, producing in the next, … — a first try started every student at
+    the crash, so each op had its own 10 s of the window and all the crashed sessions expired in
+    the same few seconds. ``stop-start`` starts at 0, as the earlier rounds did (the same draws
+    of ``rng`` after it)."""
+    if mix == "stop-start":
+        return 0
+    cycle = len(STUDENT_CYCLE)
+    return rng.choice([turn * cycle + place for turn in range(3) for place in (0, 1, 3, 5)])
+
+
 def try_again(answer: dict) -> bool:
     """Whether a student sends a refused fault again at its next turn instead of moving on: one
     refused for load (429/503 carry ``retry_after``), as a student clicks again, and a restart
@@ -192,7 +206,7 @@ def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: fl
         rng = random.Random(seed * 100_000 + watcher.client_index)
         http = requests.Session() if via == "http" else None
         next_at = time.monotonic() + rng.uniform(0, interval if spread is None else spread)
-        step = 0
+        step = first_step(mix, rng)
         while True:
             delay = min(next_at, end) - time.monotonic()
             if delay > 0:

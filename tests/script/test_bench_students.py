@@ -4,10 +4,12 @@ the mix issue 14 names: a bench whose faults the vocabulary refuses measures ref
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from backend.faultscript.vocabulary import FAULT_VOCABULARY, check_step
-from bench.socket_clients import MIXES, STUDENT_CYCLE, student_fault, try_again
+from bench.socket_clients import MIXES, STUDENT_CYCLE, first_step, student_fault, try_again
 
 
 @pytest.mark.parametrize("mix", MIXES)
@@ -34,3 +36,13 @@ def test_a_student_clicks_again_only_where_the_same_click_can_work_later():
     assert try_again({"ok": False, "status": 409, "error": "broker 0 did not start (NodeExistsException): ..."})
     assert not try_again({"ok": False, "status": 409, "error": "broker 0 is running"})
     assert not try_again({"ok": True, "seq": 4})
+
+
+def test_a_student_starts_where_a_cluster_with_every_broker_running_lets_it():
+    rng = random.Random(7)
+    starts = {first_step("issue", rng) for _ in range(500)}
+    assert {student_fault("issue", s)["op"] for s in starts} == {"crash_broker", "produce", "shutdown_broker",
+                                                                 "preferred_election"}
+    assert {student_fault("issue", s).get("broker", student_fault("issue", s).get("partition")) for s in starts
+            if student_fault("issue", s)["op"] != "preferred_election"} == {0, 1, 2}
+    assert first_step("stop-start", rng) == 0
