@@ -26,7 +26,7 @@ from backend.runtime.cluster import Cluster
 from backend.runtime.fault_checks import (
     FaultRefused, check_add_partitions, check_broker, check_config, check_controller_znode, check_new_topic,
     check_partition, check_partitions, check_produce, check_resume, check_stall, check_topic, check_zk_server,
-    partition_of,
+    client_partition_of, partition_of,
 )
 
 
@@ -181,7 +181,7 @@ def _resume_follower(cluster, args, record):
 
 
 def _produce(cluster, args, record):
-    tp = partition_of(cluster, f"{args['topic']}-{args['partition']}")
+    tp = client_partition_of(cluster, f"{args['topic']}-{args['partition']}")
     acks = str(args.get("acks", 1))
     if args.get("rate"):
         cluster.producer.produce_in_background(tp, args.get("count", 1), acks, args["rate"])
@@ -199,7 +199,7 @@ def _produce(cluster, args, record):
 
 
 def _consume(cluster, args, record):
-    tp = partition_of(cluster, f"{args['topic']}-{args['partition']}")
+    tp = client_partition_of(cluster, f"{args['topic']}-{args['partition']}")
     payloads = cluster.producer.consume(tp)
     if payloads is None:
         raise FaultRefused(f"{tp} has no leader to read from")
@@ -239,7 +239,7 @@ FAULTS: dict[str, Fault] = dispatch_table(FAULT_VOCABULARY, {
     "stall_follower": Fault(check_stall("stalled"), _stall),
     "resume_follower": Fault(check_stall("resumed"), _resume_follower),
     "produce": Fault(check_produce, _produce),
-    "consume": Fault(check_partition("Consuming from"), _consume),
+    "consume": Fault(check_partition("Consuming from", client_partition_of), _consume),
     "zk_server_stop": Fault(check_zk_server(want_running=True), _zk_stop),
     "zk_server_start": Fault(check_zk_server(want_running=False), _zk_start),
 }, "fault ops")

@@ -107,13 +107,19 @@ class Producer:
         self.requested = 0
         """Messages asked for so far, sent or still to send: a cluster takes at most MAX_MESSAGES."""
 
-    def leader_of(self, tp: TopicPartition) -> int | None:
-        """The leader in the metadata cache of the first running broker (the client's view)."""
+    def metadata_of(self, tp: TopicPartition):
+        """``tp`` in the metadata cache of the first running broker — the client's view, which a
+        Kafka client gets from a broker's MetadataResponse, never from ZooKeeper — or ``None``
+        (no running broker, or a partition that broker does not know)."""
         for broker in sorted(self._brokers.values(), key=lambda b: b.id):
             if broker.status == "running":
-                state = broker.state.metadata_partitions.get(tp)
-                return None if state is None or state.leader < 0 else state.leader
+                return broker.state.metadata_partitions.get(tp)
         return None
+
+    def leader_of(self, tp: TopicPartition) -> int | None:
+        """The leader in the client's view (:meth:`metadata_of`)."""
+        state = self.metadata_of(tp)
+        return None if state is None or state.leader < 0 else state.leader
 
     def produce(self, tp: TopicPartition, count: int, acks: str) -> ProduceResult:
         """Send one batch and wait for the answer (acks=0: nothing to wait for)."""

@@ -3,6 +3,7 @@ a reason — a record and an answer — without touching the cluster."""
 
 from __future__ import annotations
 
+import threading
 
 from backend.runtime.faults import apply_fault
 from backend.zk import paths
@@ -147,3 +148,31 @@ def test_records_are_dense_and_consequences_point_to_their_event(start_cluster):
     assert election.cause == "BrokerChange"
     event = next(r for r in recorder.records if r.seq == election.cause_seq)
     assert event.kind == "controller_event" and event.op == "BrokerChange" and event.to_state == "queued"
+
+
+def test_a_produce_finds_its_partition_in_the_brokers_metadata_not_in_zookeeper(start_cluster):
+    """A producer learns partitions from a broker's metadata, as Kafka's does; the lab's check
+    used to read ZooKeeper twice before the fault's record and twice again to carry it out, each
+    read a wait for the worker's session thread (issue 14, thirty-fourth round). A partition the
+    metadata does not have is still looked up in ZooKeeper and refused in the same words."""
+    cluster, _ = start_cluster(topics={"t": {"partitions": 3, "replication_factor": 2}})
+    wait_until(lambda: all(cluster.producer.metadata_of(tp) is not None
+                           for tp in [("t", 0), ("t", 1), ("t", 2)]), 15, "every broker's metadata to hold t")
+    client, me, asked = cluster.operator._client, threading.get_ident(), []
+    real_call = client._call
+
+    def counted(request, async_object):
+        if threading.get_ident() == me:
+            asked.append(type(request).__name__)
+        return real_call(request, async_object)
+    client._call = counted
+    try:
+        produced = apply_fault(cluster, "produce", {"topic": "t", "partition": 1, "count": 3})
+        consumed = apply_fault(cluster, "consume", {"topic": "t", "partition": 1})
+        assert produced.ok and consumed.ok and "from t-1" in consumed.message, (produced, consumed)
+        assert asked == []
+        unknown = apply_fault(cluster, "produce", {"topic": "t", "partition": 7})
+        assert not unknown.ok and "topic 't' has partitions 0..2, not 7" in unknown.message
+        assert asked  # ZooKeeper said so
+    finally:
+        client._call = real_call
