@@ -5,11 +5,11 @@ topic ``t`` of 3×3) run in this process against a ZooKeeper the bench starts; `
 second for ``--seconds``, round-robin over the sandboxes, each acting as ``classroom.py``'s students
 do in ``--mix`` (``bench.socket_clients.student_fault``: issue 14's crash, produce, restart,
 controlled shutdown, restart, preferred election on broker 0, 1, 2 in turn, each sandbox from its
-own place of that cycle; or ``stop-start``, the default until the thirty-fourth round). A crash's session expires after 4 s and its restart is
-two turns later, so in the ``issue`` mix give each sandbox a turn every 2 s or more
-(``--sandboxes`` ≥ 2 × ``--rate``); a restart refused because the session had not expired yet
-(counted in ``refused_by_op``, and as a fault) is made again at the sandbox's next turn, as a
-student does. Reported:
+own place of that cycle; or ``stop-start``, the default until the thirty-fourth round). A crash's
+session expires after 4 s and its restart is two turns later, so in the ``issue`` mix give each
+sandbox a turn every 2 s or more (``--sandboxes`` ≥ 2 × ``--rate``); a restart refused because
+the session had not expired yet (counted in ``refused_by_op``, and as a fault) is made again at
+the sandbox's next turn, as a student does. Reported:
 
 * ``cpu_ms_per_fault``: the process's CPU over the window, less the idle rate measured before it;
 * ``by_thread_kind``: ms per fault of each kind of thread (its target's name), from
