@@ -57,7 +57,7 @@ from bench.app_server import AppServer, Refused  # noqa: E402
 from bench.measure import (archived, children, cpu_seconds, during_a_pause, gc_pause_stats, gc_pauses,  # noqa: E402
                            latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
 from bench.process_tree import tree_cpu_seconds, tree_rss_mb  # noqa: E402
-from bench.socket_clients import MIXES, ClientPool, Watcher, drive_faults, fault_result  # noqa: E402
+from bench.socket_clients import MIXES, ClientPool, Watcher, demo_fault, drive_faults, fault_result  # noqa: E402
 from bench.web_delivery import server_api_clone  # noqa: E402
 
 TODAY = "335c21b"
@@ -150,8 +150,7 @@ def accept(server: AppServer, up_to: int, overloaded: list[str]) -> tuple[list[d
 
 def demo_driver(server: AppServer, class_id: str, seconds: float, interval: float, out: list,
                 mix: str) -> threading.Thread:
-    """The instructor: take broker 1 of the class cluster down and start it again, a fault every
-    ``interval`` s — a controlled shutdown in the ``issue`` mix, a clean stop in ``stop-start``.
+    """The instructor: a fault every ``interval`` s on the class cluster (``demo_fault``).
 
     Each fault on a connection of its own (``Connection: close``): gunicorn closes a keep-alive
     connection idle for 2 s, and the demo acts every 3 s, so a reused one was now and then reset
@@ -162,10 +161,9 @@ def demo_driver(server: AppServer, class_id: str, seconds: float, interval: floa
     def run() -> None:
         end, step = time.monotonic() + seconds, 0
         while time.monotonic() < end:
-            op = "start_broker" if step % 2 else ("shutdown_broker" if mix == "issue" else "stop_broker")
             sent = time.time() * 1000
             try:
-                response = api.http.post(f"{server.url}api/classes/{class_id}/faults", json={"op": op, "broker": 1},
+                response = api.http.post(f"{server.url}api/classes/{class_id}/faults", json=demo_fault(mix, step),
                                          headers=headers, timeout=60)
                 out.append((sent, response.json().get("seq"), time.time() * 1000 - sent))
             except Exception as exc:  # noqa: BLE001

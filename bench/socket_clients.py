@@ -162,6 +162,14 @@ def student_fault(mix: str, step: int) -> dict:
     return {"op": op, "broker": broker}
 
 
+def demo_fault(mix: str, step: int) -> dict:
+    """The instructor's ``step``-th fault on the class cluster: broker 1 down and up again — a
+    controlled shutdown in ``issue``, a clean stop in ``stop-start``."""
+    if step % 2:
+        return {"op": "start_broker", "broker": 1}
+    return {"op": "shutdown_broker" if mix == "issue" else "stop_broker", "broker": 1}
+
+
 def first_step(mix: str, rng: random.Random) -> int:
     """Where a student starts in ``mix``. In ``issue`` a place of the cycle drawn from ``rng``
     among those whose steps a cluster with every broker running allows from there on (a crash, a

@@ -44,16 +44,22 @@ def check_topic_exists(cluster: Cluster, topic: str, must_exist: bool = True) ->
         raise FaultRefused(f"topic {topic!r} already exists")
 
 
-def partition_of(cluster: Cluster, key: str) -> TopicPartition:
-    """``orders-0`` as the partition of an existing topic."""
+def _named(key: str) -> TopicPartition:
+    """``orders-0`` read as a name, nothing looked up."""
     topic, _, number = key.rpartition("-")
     if not topic or not number.isdigit():
         raise FaultRefused(f"{key!r} is not a partition name like 'orders-0'")
-    check_topic_exists(cluster, topic)
-    count = len(cluster.admin.get_topic_assignment(topic))
-    if int(number) >= count:
-        raise FaultRefused(f"topic {topic!r} has partitions 0..{count - 1}, not {number}")
     return TopicPartition(topic, int(number))
+
+
+def partition_of(cluster: Cluster, key: str) -> TopicPartition:
+    """``orders-0`` as the partition of an existing topic."""
+    tp = _named(key)
+    check_topic_exists(cluster, tp.topic)
+    count = len(cluster.admin.get_topic_assignment(tp.topic))
+    if tp.partition >= count:
+        raise FaultRefused(f"topic {tp.topic!r} has partitions 0..{count - 1}, not {tp.partition}")
+    return tp
 
 
 @dataclass(frozen=True)
@@ -128,12 +134,8 @@ def client_partition_of(cluster: Cluster, key: str) -> TopicPartition:
     fault's record: in a saturated worker a produce waited 1.3–1.7 s at the median for the four
     reads of its check and its carrying out, where every other fault waited 30–50 ms
     (docs/performance.md, issue 14, thirty-fourth round)."""
-    topic, _, number = key.rpartition("-")
-    if topic and number.isdigit():
-        tp = TopicPartition(topic, int(number))
-        if cluster.producer.metadata_of(tp) is not None:
-            return tp
-    return partition_of(cluster, key)
+    tp = _named(key)
+    return tp if cluster.producer.metadata_of(tp) is not None else partition_of(cluster, key)
 
 
 def check_partition(verb, resolve: Callable[[Cluster, str], TopicPartition] = partition_of):

@@ -26,6 +26,7 @@ from backend.runtime.peers import Emit
 from backend.view.violations import ranges
 
 if TYPE_CHECKING:
+    from backend.core.requests import UpdateMetadataPartitionState
     from backend.runtime.broker.broker import SimulatedBroker
 
 
@@ -107,7 +108,7 @@ class Producer:
         self.requested = 0
         """Messages asked for so far, sent or still to send: a cluster takes at most MAX_MESSAGES."""
 
-    def metadata_of(self, tp: TopicPartition):
+    def metadata_of(self, tp: TopicPartition) -> UpdateMetadataPartitionState | None:
         """``tp`` in the metadata cache of the first running broker — the client's view, which a
         Kafka client gets from a broker's MetadataResponse, never from ZooKeeper — or ``None``
         (no running broker, or a partition that broker does not know)."""

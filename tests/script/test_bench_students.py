@@ -9,14 +9,14 @@ import random
 import pytest
 
 from backend.faultscript.vocabulary import FAULT_VOCABULARY, check_step
-from bench.socket_clients import MIXES, STUDENT_CYCLE, first_step, student_fault, try_again
+from bench.socket_clients import MIXES, STUDENT_CYCLE, demo_fault, first_step, student_fault, try_again
 
 
 @pytest.mark.parametrize("mix", MIXES)
-def test_every_fault_a_student_sends_passes_the_vocabulary(mix):
+def test_every_fault_a_student_or_the_demo_sends_passes_the_vocabulary(mix):
     for step in range(3 * len(STUDENT_CYCLE)):
-        body = student_fault(mix, step)
-        assert check_step(body, FAULT_VOCABULARY).issues == [], (step, body)
+        for body in (student_fault(mix, step), demo_fault(mix, step)):
+            assert check_step(body, FAULT_VOCABULARY).issues == [], (step, body)
 
 
 def test_the_issue_mix_is_the_issues_list_on_each_broker_in_turn():
