@@ -48,6 +48,21 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0, message: str =
         time.sleep(interval)
 
 
+def requests_sent(client: KazooClient, thread: int | None = None) -> list[str]:
+    """From now on, the type of every request ``client`` sends (``GetData``, ``MultiRead``, …) in
+    the list returned; with ``thread``, only those that thread makes. The real client still sends
+    them: this counts, it does not stand in."""
+    sent: list[str] = []
+    real = client._call
+
+    def counted(request, async_object):
+        if thread is None or threading.get_ident() == thread:
+            sent.append(type(request).__name__)
+        return real(request, async_object)
+    client._call = counted
+    return sent
+
+
 def app_config(zk_hosts: str, data_dir, **config) -> dict:
     """The config of an app a test runs in its own process (``web.app.create_app``).
 

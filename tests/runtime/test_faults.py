@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import threading
 
+from backend.core.model import TopicPartition
 from backend.runtime.faults import apply_fault
 from backend.zk import paths
-from tests.support import wait_until
+from tests.support import requests_sent, wait_until
 
 
 def leader_of(cluster, name):
@@ -157,22 +158,12 @@ def test_a_produce_finds_its_partition_in_the_brokers_metadata_not_in_zookeeper(
     metadata does not have is still looked up in ZooKeeper and refused in the same words."""
     cluster, _ = start_cluster(topics={"t": {"partitions": 3, "replication_factor": 2}})
     wait_until(lambda: all(cluster.producer.metadata_of(tp) is not None
-                           for tp in [("t", 0), ("t", 1), ("t", 2)]), 15, "every broker's metadata to hold t")
-    client, me, asked = cluster.operator._client, threading.get_ident(), []
-    real_call = client._call
-
-    def counted(request, async_object):
-        if threading.get_ident() == me:
-            asked.append(type(request).__name__)
-        return real_call(request, async_object)
-    client._call = counted
-    try:
-        produced = apply_fault(cluster, "produce", {"topic": "t", "partition": 1, "count": 3})
-        consumed = apply_fault(cluster, "consume", {"topic": "t", "partition": 1})
-        assert produced.ok and consumed.ok and "from t-1" in consumed.message, (produced, consumed)
-        assert asked == []
-        unknown = apply_fault(cluster, "produce", {"topic": "t", "partition": 7})
-        assert not unknown.ok and "topic 't' has partitions 0..2, not 7" in unknown.message
-        assert asked  # ZooKeeper said so
-    finally:
-        client._call = real_call
+                           for tp in [TopicPartition("t", p) for p in range(3)]), 15, "every broker's metadata to hold t")
+    asked = requests_sent(cluster.operator._client, thread=threading.get_ident())
+    produced = apply_fault(cluster, "produce", {"topic": "t", "partition": 1, "count": 3})
+    consumed = apply_fault(cluster, "consume", {"topic": "t", "partition": 1})
+    assert produced.ok and consumed.ok and "from t-1" in consumed.message, (produced, consumed)
+    assert asked == []
+    unknown = apply_fault(cluster, "produce", {"topic": "t", "partition": 7})
+    assert not unknown.ok and "topic 't' has partitions 0..2, not 7" in unknown.message
+    assert asked  # ZooKeeper said so

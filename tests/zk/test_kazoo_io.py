@@ -15,7 +15,7 @@ from backend.runtime.cluster import ensemble_answers_multi_read
 from backend.zkserver.four_letter import server_version
 from backend.zk.handler import PollingThreadingHandler, deferred_wakeups, poll_select
 from backend.zk.multi_read import ZnodeReader, supports_multi_read
-from tests.support import close_client, started_client
+from tests.support import close_client, requests_sent, started_client
 
 
 @pytest.fixture
@@ -41,8 +41,7 @@ def test_multi_read_answers_what_a_get_of_each_znode_answers_in_order(client):
     paths = make_znodes(client, 45)
     wanted = paths[::-1] + ["/s/absent"] + paths[:3]
     reader = ZnodeReader(client, timeout_s=10, multi_read=True, chunk=7)
-    calls: list = []
-    client._call = lambda request, handle, real=client._call: calls.append(type(request).__name__) or real(request, handle)
+    calls = requests_sent(client)
 
     results = reader.get_many(wanted)
 
@@ -63,8 +62,7 @@ def test_multi_read_of_nothing_sends_nothing(client):
 def test_without_multi_read_the_same_answers_come_one_read_per_znode(client):
     paths = make_znodes(client, 5)
     reader = ZnodeReader(client, timeout_s=10, multi_read=False)
-    calls: list = []
-    client._call = lambda request, handle, real=client._call: calls.append(type(request).__name__) or real(request, handle)
+    calls = requests_sent(client)
     results = reader.get_many(paths + ["/s/absent"])
     assert calls == ["GetData"] * 6
     assert results[:5] == [client.get(p) for p in paths]
@@ -228,13 +226,7 @@ def test_the_controller_is_read_with_one_get_and_watched_with_an_exists(client):
     from backend.zk import codec
     from backend.zk.client import KafkaZkClient
 
-    sent: list[str] = []
-    call = client._call
-
-    def counted(request, async_object):
-        sent.append(type(request).__name__)
-        return call(request, async_object)
-    client._call = counted
+    sent = requests_sent(client)
     kafka_zk = KafkaZkClient(client)
 
     assert kafka_zk.get_controller_id() is None and sent == ["GetData"]

@@ -12,7 +12,7 @@ from backend.zk.app_session import ZK_ERRORS
 from backend.zk.operator import OperatorSession
 from backend.zk.paths import zk_servers
 from backend.zkserver.four_letter import four_letter_word
-from tests.support import close_client, started_client, wait_until
+from tests.support import close_client, requests_sent, started_client, wait_until
 
 
 def test_the_operator_session_has_the_timeout_of_kafkas_tools(zk_hosts, chroot):
@@ -46,8 +46,7 @@ def test_the_operators_observer_on_the_session_loop_answers_a_creation_with_one_
         zk_client.create("/first", b"")
         wait_until(lambda: [r.detail["path"] for r in records] == ["/first"], 10, "the first creation")
         client = operator._client
-        calls: list = []
-        client._call = lambda request, handle, real=client._call: calls.append(type(request).__name__) or real(request, handle)
+        calls = requests_sent(client)
         zk_client.create("/controller", b'{"brokerid":1}')
         wait_until(lambda: [r.detail["path"] for r in records] == ["/first", "/controller"], 10, "the creation")
         assert calls == ["MultiRead"]
