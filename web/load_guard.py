@@ -105,7 +105,9 @@ class LoadGuard:
         self._thread: threading.Thread | None = None
 
     def start(self) -> "LoadGuard":
-        if self.probe.limit_ms > 0 and self._thread is None:
+        """The probe thread, unless both limits are 0 (``--shed-after-ms 0`` alone turns off the
+        probe's own limit, not the session loop's)."""
+        if (self.probe.limit_ms > 0 or self.zk.limit_ms > 0) and self._thread is None:
             self._thread = threading.Thread(target=self._run, name="load-probe", daemon=True)
             self._thread.start()
         return self

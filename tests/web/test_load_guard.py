@@ -142,12 +142,14 @@ class _Owner:
         pass
 
 
-def test_the_probe_reads_a_real_session_loop_held_up():
+@pytest.mark.parametrize("probe_limit_ms", [300, 0], ids=["both-limits", "probe-limit-off"])
+def test_the_probe_reads_a_real_session_loop_held_up(probe_limit_ms):
     """The real thing: a session loop (a loop of its own, not the process's) whose thread is kept
     by one step while a timer waits; the probe, itself on time, reads the loop's lateness and
-    refuses; once the loop runs again, refusing ends."""
+    refuses; once the loop runs again, refusing ends. The probe's own limit turned off
+    (``--shed-after-ms 0``) leaves the loop's in force."""
     loop = SessionLoop()
-    guard = LoadGuard(limit_ms=300, zk_loop=lambda: loop, zk_limit_ms=200).start()
+    guard = LoadGuard(limit_ms=probe_limit_ms, zk_loop=lambda: loop, zk_limit_ms=200).start()
     release = threading.Event()
     try:
         start = time.monotonic()

@@ -61,7 +61,8 @@ def register(subparsers) -> None:
     parser.add_argument("--shed-after-ms", type=float, default=None, metavar="MS",
                         help="refuse students' new faults and sandboxes (503, try again) while a worker runs more "
                              "than this far behind, so that they are told the server is overloaded instead of "
-                             "waiting (default 300; 0: never refuse — web/load_guard.py)")
+                             "waiting (default 300; 0: never for this reason, --shed-zk-after-ms still applies — "
+                             "web/load_guard.py)")
     parser.add_argument("--shed-zk-after-ms", type=float, default=None, metavar="MS",
                         help="the same refusal while a worker's ZooKeeper session loop runs more than this far "
                              "behind on its pings, before its brokers' sessions drop and expire (default 1000; "
