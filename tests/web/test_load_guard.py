@@ -20,7 +20,8 @@ INSTRUCTOR = "load-guard-instructor-token"
 IH = {"X-Instructor-Token": INSTRUCTOR}
 SMALL = {"cluster": {"brokers": [0, 1]}}
 APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR, "FAULTS_PER_SECOND": 0,
-              "SHED_AFTER_MS": DEFAULT_LIMIT_MS}  # on, as a served app has it (the tests' apps have it off)
+              "SHED_AFTER_MS": DEFAULT_LIMIT_MS,  # on, as a served app has it (the tests' apps have it off)
+              "SHED_ZK_AFTER_MS": DEFAULT_ZK_LIMIT_MS}
 
 
 def _behind(guard: LoadGuard) -> None:
