@@ -31,6 +31,7 @@ from web.clients import FaultRate, current_client
 from web.sandboxes import SandboxManager
 from web.scaleout import routes
 from web.scaleout.forward import Forwarder
+from web.scaleout.queue import WorkerQueue
 from web.scaleout.workers import Workers, gone_message
 from web.socket_cap import SocketCap
 from web.zk_health import ZkHealth
@@ -114,7 +115,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     url = app.config["REDIS_URL"]
     # With a message queue an emit from any worker reaches every client (Flask-SocketIO's scale-out).
     socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=app.config["MAX_CONTENT_LENGTH"],
-                        json=sockets.BoundedJson, serializer=sockets.JsonPacket, message_queue=url)
+                        json=sockets.BoundedJson, serializer=sockets.JsonPacket,
+                        **({"client_manager": WorkerQueue(url)} if url else {}))
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     cap = capacity(app.config["MAX_SANDBOXES"])
     guard = LoadGuard(app.config["SHED_AFTER_MS"], zk_loop=SessionLoop.in_this_process,
