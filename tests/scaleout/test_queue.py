@@ -13,9 +13,9 @@ from web.sockets import TOO_DEEP, BoundedJson, JsonPacket
 
 
 def test_the_queue_decodes_with_plain_json_and_pages_with_the_bounded_one(redis_server):
-    """A batch nested deeper than a page may send (a record's detail can be) crosses the queue
-    whole; the same text from a page is still refused before parsing. Built as ``web.app`` builds
-    it, on the suite's real Redis."""
+    """A message nested deeper than a page may send crosses the queue whole (the queue carries
+    only what the app's workers wrote); the same text from a page is still refused before
+    parsing. Built as ``web.app`` builds it, on the suite's real Redis."""
     queue = WorkerQueue(redis_server.url)
     server = socketio.Server(client_manager=queue, json=BoundedJson, serializer=JsonPacket)
     nested = 1
