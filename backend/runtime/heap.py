@@ -49,7 +49,7 @@ CPython's 10. Each of its collections visits what survived the young ones since 
 holds every thread of the worker meanwhile: with 200 sandboxes whose students restart brokers
 (each start allocating a broker's threads, sessions and state anew) they held the worker for
 125–370 ms, three or four times a minute, and the class's slowest faults were the ones they
-caught. Collected three times as often, each held it for 80–108 ms, for no more of the time in
+caught. Collected three times as often, each held it for 79–108 ms, for no more of the time in
 all (docs/performance.md, issue 14, thirty-fifth round). Full collections come after
 ``OLDEST_THRESHOLD`` middle ones instead of 10, so that they stay as far apart as CPython's
 defaults put them (every 99 young collections rather than 100): each one visits everything not
