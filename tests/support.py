@@ -67,8 +67,8 @@ def app_config(zk_hosts: str, data_dir, **config) -> dict:
     """The config of an app a test runs in its own process (``web.app.create_app``).
 
     Its load guard (``web/load_guard.py``) is off, both its limits. The guard refuses new work
-    while the whole *process* runs late, and a pytest worker that shares two cores with another worker,
-    ZooKeeper, Spark and Chromium now and then runs 0.3 s late: CI's run of stop 36 had a
+    while the whole *process* runs late, and a pytest worker that shares two cores with another
+    worker, ZooKeeper, Spark and Chromium now and then runs 0.3 s late: CI's run of stop 36 had a
     sandbox refused as "overloaded" in a test about something else. ``tests/web/test_load_guard.py``
     switches it back on. The servers the end-to-end tests start keep it, as a class's server has
     it (``tests/hardening/server.py`` waits a refusal out, as a student is told to)."""
