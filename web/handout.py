@@ -150,10 +150,12 @@ class Copier:
             log.exception("the private copy of %s in class %s failed", student.id, room.id)
             return self._copy_failed(room, handout, student, f"building it failed ({getattr(exc, 'message', exc)})")
         student.sandbox, student.sandbox_token = sandbox.id, sandbox.token
-        progress = handout.copy_built(student.id)
+        # The student is told before the copy is counted: the last count ends the hand-out, and a
+        # hand-out that reads "done" must have told every student (an instructor's page, or a test,
+        # that sees "done" finds every copy already announced).
         self._notify(f"student:{student.token}", "private_sandbox", {"class": room.id, "sandbox": sandbox.id,
                                                                       "token": sandbox.token})
-        self._notify(f"class:{room.id}:instructor", "class_handout", progress)
+        self._notify(f"class:{room.id}:instructor", "class_handout", handout.copy_built(student.id))
 
     def _build_copy(self, room: ClassRoom, student: Student, spec, faults) -> Sandbox:
         sandbox = self.manager.create(spec, mode="sandbox", class_id=room.id, student=student.id)
@@ -168,7 +170,6 @@ class Copier:
 
     def _copy_failed(self, room: ClassRoom, handout: HandOut, student: Student, error: str) -> None:
         student.copy_error = f"no private copy for you this time: {error}"
-        progress = handout.copy_failed(student.id, error)
         self._notify(f"student:{student.token}", "private_sandbox_failed", {"class": room.id,
                                                                              "error": student.copy_error})
-        self._notify(f"class:{room.id}:instructor", "class_handout", progress)
+        self._notify(f"class:{room.id}:instructor", "class_handout", handout.copy_failed(student.id, error))

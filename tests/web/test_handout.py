@@ -108,3 +108,45 @@ def test_at_the_bound_the_classes_that_are_over_make_room(app):
     fresh = client.post("/api/classes", json={}, headers=IH)
     assert fresh.status_code == 201, fresh.get_json()
     assert registry.ids() == {in_use.id, fresh.get_json()["id"]}  # the one in use stays
+
+
+def test_a_hand_out_that_reads_done_has_told_every_student():
+    """The order inside one copy: the student hears of it (or of why there is none) before it is
+    counted, since the last count ends the hand-out. Counted first, a page or a poll that saw
+    "done" could still miss the last student's copy (CI caught it once, stop 49). Pure: the
+    copies here are stand-ins (the real ones are built above)."""
+    from types import SimpleNamespace
+
+    from web.classes import ClassRoom, Student
+    from web.handout import Copier
+    from web.sandboxes import SandboxLimit
+
+    class Places:
+        """Two copies fit, the third is refused: both endings of a copy are told."""
+        made = 0
+
+        def create(self, spec, **_):
+            Places.made += 1
+            if Places.made > 2:
+                raise SandboxLimit("every place is taken")
+            return SimpleNamespace(id=f"sb{Places.made}", token=f"t{Places.made}")
+
+        def close(self, _):
+            pass
+
+    room = ClassRoom("c1", "CODE", "i")
+    students = [Student(f"p{i}", f"s{i}", f"tok{i}") for i in range(3)]
+    told, lock = [], threading.Lock()
+
+    def notify(to, event, payload):
+        if to.startswith("student:"):
+            with lock:
+                told.append((to, event, room.handout.running))
+    copier = Copier(Places(), notify, threads=3)
+    try:
+        copier.start(room, students, spec=None, faults=[])
+        wait_until(lambda: not room.handout.running, 30, "the hand-out to end")
+    finally:
+        copier.close()
+    assert sorted(event for _, event, _ in told) == ["private_sandbox", "private_sandbox", "private_sandbox_failed"]
+    assert all(running for _, _, running in told), told  # every student told while it still ran
