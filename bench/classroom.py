@@ -183,11 +183,14 @@ class LoadWatch(threading.Thread):
     def __init__(self, server: AppServer, seconds: float) -> None:
         super().__init__(daemon=True)
         self.server, self.seconds, self.samples = server, seconds, []
+        self.stolen: list[tuple[float, float]] = []
+        """(wall ms, the machine's stolen CPU seconds so far) every second: ``by_minute``'s."""
         self.start()
 
     def run(self) -> None:
         end = time.monotonic() + self.seconds
         while time.monotonic() < end:
+            self.stolen.append((time.time() * 1000, machine_stolen_seconds()))
             try:
                 load = self.server.http.get(f"{self.server.url}healthz", timeout=5).json().get("load")
             except Exception:  # noqa: BLE001 - a missed sample; the class goes on
@@ -247,6 +250,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         demo: list = []
         threads0 = {pid: (server_threads.snapshot(pid), cpu_seconds(pid)) for pid in children(server.proc.pid)} \
             if args.thread_account else {}
+        rss1 = tree_rss_mb(server.proc.pid)
         c1, t1, k1, w1 = tree_cpu_seconds(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy1, stolen1 = machine_busy_seconds(), machine_stolen_seconds()
         driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo, args.mix)
@@ -257,6 +261,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         lateness.join(10)
         c2, t2, k2, w2 = tree_cpu_seconds(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy2, stolen2 = machine_busy_seconds(), machine_stolen_seconds()
+        rss2 = tree_rss_mb(server.proc.pid)
         threads = thread_account(args.thread_account, threads0, t2 - t1)
     finally:
         if pool is not None:
@@ -268,8 +273,9 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     pauses = gc_pauses(sorted(data.glob("gc-pauses.*")), w1, w2)
     applied = sum(1 for f in faults if f["ok"]) + len(demo)
     window = t2 - t1
-    demo_latency = [got[seq] - sent for sent, seq, _ in demo if seq is not None for r in results for got in r["demo"]
-                    if seq in got]
+    demo_latency_at = [(sent, got[seq] - sent) for sent, seq, _ in demo if seq is not None for r in results
+                       for got in r["demo"] if seq in got]
+    demo_latency = [latency for _, latency in demo_latency_at]
     demo_missing = sum(1 for sent, seq, _ in demo if seq is not None for r in results for got in r["demo"]
                        if seq not in got)
     return {
@@ -277,6 +283,8 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "accepted": accepted, "refused_with": refusal, "students": joined,
         "creations_refused_as_overloaded": len(overloaded), "creating_them": creation,
         "server_rss_mb_per_sandbox": round(rss_per_sandbox, 2),
+        # A long class: does the server grow while the students act (a 30-60 min lab)?
+        "server_rss_mb_class_start_end": [round(rss1), round(rss2)],
         "idle_cpu_pct_of_core_per_sandbox": round(100 * idle_rate / max(1, len(created)), 3),
         "server_cpu_ms_per_fault": round(1000 * max(0.0, (c2 - c1) - idle_rate * window) / max(1, applied), 1),
         "server_cpu_pct_of_one_core": round(100 * (c2 - c1) / window, 1),
@@ -312,8 +320,39 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "gc_pauses": gc_pause_stats(pauses, window),
         "worker_lateness": lateness.summary(),
         "slowest_1pct_made_during_a_gc_pause": _slowest_during_pause(faults, pauses),
+        **({"by_minute": by_minute(faults, demo_latency_at, lateness.stolen, pauses, w1 * 1000)}
+           if window >= 120 else {}),
         **({"threads_pct_of_core": threads} if threads else {}),
     }
+
+
+def by_minute(faults: list[dict], demo_at: list[tuple[float, float]], stolen: list[tuple[float, float]],
+              pauses: list[dict], start_ms: float) -> list[dict]:
+    """A long window minute by minute: whether the tails hold all through a class or one bad
+    stretch makes them, beside the time the machine's host took in that minute (it moves from
+    minute to minute on a VM) and the longest collection. By when a fault or demo fault was sent."""
+    def minute(ms: float) -> int:
+        return int((ms - start_ms) // 60000)
+    slices: dict[int, dict[str, list]] = {}
+    for f in faults:
+        if f["latency_ms"] is not None:
+            slices.setdefault(minute(f["sent_ms"]), {"page": [], "demo": []})["page"].append(f["latency_ms"])
+    for sent, latency in demo_at:
+        slices.setdefault(minute(sent), {"page": [], "demo": []})["demo"].append(latency)
+    rows = []
+    for m in sorted(slices):
+        lo, hi = start_ms + m * 60000, start_ms + (m + 1) * 60000
+        inside = [(t, s) for t, s in stolen if lo <= t < hi]
+        here = [p for p in pauses if lo <= p["at"] * 1000 < hi]
+        rows.append({"minute": m, "faults": len(slices[m]["page"]),
+                     "fault_to_page_p99_ms": latency_stats(slices[m]["page"]).get("p99_ms"),
+                     "demo_p99_ms": latency_stats(slices[m]["demo"]).get("p99_ms"),
+                     "stolen_pct_of_all_cores": round(100 * (inside[-1][1] - inside[0][1])
+                                                      / ((inside[-1][0] - inside[0][0]) / 1000) / os.cpu_count(), 1)
+                     if len(inside) > 1 and inside[-1][0] > inside[0][0] else None,
+                     "longest_gc_pause_ms": round(max((p["ms"] for p in here), default=0.0)),
+                     "full_collections": sum(1 for p in here if p["gen"] == 2)})
+    return rows
 
 
 def _slowest_during_pause(faults: list[dict], pauses: list[dict]) -> str:
