@@ -48,6 +48,11 @@ class Cable:
         """The session this cable carries (``session_loop.use_session_loop``)."""
         self._connection = connection
 
+    def detach(self, connection: Connection) -> None:
+        """``connection`` has stopped: the cable no longer holds it (``session_loop.unlink``)."""
+        if self._connection is connection:
+            self._connection = None
+
     @property
     def paused(self) -> bool:
         return self.state == PAUSED

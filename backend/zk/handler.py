@@ -80,6 +80,16 @@ class PollingThreadingHandler(SequentialThreadingHandler):
         self._wake = _WakeSocket(wake, self._deferring)
         return self._wake
 
+    def release(self) -> None:
+        """The client has stopped (``session_loop.unlink``): drop the connection's wake-up, which
+        points back at it (a deferred block that ends later has nothing to flush), and any
+        callback queued after kazoo's ``stop`` emptied the queues (a watch told of the session's
+        end), which no worker will run and which holds its watcher."""
+        with self._state_change:
+            self._wake = None
+            if not self._running:
+                self.callback_queue, self.completion_queue = self.queue_impl(), self.queue_impl()
+
     @contextmanager
     def deferred_wakeups(self) -> Iterator[Callable[[], None]]:
         """Hold back this thread's wake-ups until the block ends or the yielded ``flush`` is

@@ -27,7 +27,7 @@ from kazoo.retry import KazooRetry
 from backend.zk.cable import Cable
 from backend.zk.client import KafkaZkClient
 from backend.zk.handler import PollingThreadingHandler
-from backend.zk.session_loop import use_session_loop
+from backend.zk.session_loop import unlink, use_session_loop
 from backend.zk.watches import SessionState, session_state
 
 START_TIMEOUT_S = 15
@@ -67,6 +67,7 @@ class ZkSession:
             self._client.close()
         except Exception:  # noqa: BLE001 - the session may already be gone
             pass
+        unlink(self._client)  # its state then dies with this session, not in a full collection
 
     def expire(self, hosts: str) -> None:
         """ZooKeeper expires this session now. ``hosts`` reaches ZooKeeper directly (with the

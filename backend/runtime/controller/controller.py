@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from typing import Callable, Iterator
 
 from backend.core import ibp
@@ -71,17 +72,24 @@ class KafkaController:
         self.active_controller_id = -1
         self.events = ControllerEventManager(broker_id, self._process, emit=emit, event_ids=event_ids, gate=gate,
                                              preempt=self._preempt)
-        self.channel = ControllerChannelManager(peers, correlation_ids, self.emit, control_plane)
-        self.watches = ArmedWatches(self.events.put, lambda: self.is_active)
-        self.stats = ControllerStats(broker_id, self.emit)
+        # Its parts reach back to it weakly: a stopped broker's controller then dies with its last
+        # reference, not in a full collection (``backend.zk.session_loop.unlink`` says what those
+        # cost a class).
+        emit_while_alive = _while_alive(self.emit, [])
+        self.channel = ControllerChannelManager(peers, correlation_ids, emit_while_alive, control_plane)
+        self.watches = ArmedWatches(self.events.put, _while_alive(self._is_active, False))
+        self.stats = ControllerStats(broker_id, emit_while_alive)
         self._current: QueuedEvent | None = None
-        self.gauges = GaugeReporter(broker_id, self.emit)
+        self.gauges = GaugeReporter(broker_id, emit_while_alive)
         self._rebalance_timer: LabTimer | None = None
         self._lock = threading.Lock()
 
     @property
     def is_active(self) -> bool:
         return self.active_controller_id == self.broker_id
+
+    def _is_active(self) -> bool:
+        return self.is_active
 
     def startup(self) -> None:
         self.events.put(ev.Startup())
@@ -133,7 +141,8 @@ class KafkaController:
                               {"size": self.events.size(), "time_ms": queue_time}, timers,
                               self.gauges.unclean_elections, under_replicated)
 
-    def _preempt(self, queued: QueuedEvent) -> None:
+    @staticmethod
+    def _preempt(queued: QueuedEvent) -> None:
         """Kafka's ``ControlledShutdown.preempt``: the waiting broker is answered at once
         (STALE_CONTROLLER_EPOCH). ``AlterIsrReceived.preempt`` does nothing: the leader's
         request times out and is sent again."""
@@ -317,3 +326,13 @@ class KafkaController:
         return Record(kind="controller", subject=f"broker:{self.broker_id}", to_state=to_state,
                       broker_id=self.broker_id, controller_id=self.broker_id,
                       controller_epoch=self.ctx.epoch or None, outcome=outcome, note=note)
+
+
+def _while_alive(method: Callable, otherwise):
+    """``method`` without keeping its object alive: once the object is gone, ``otherwise``."""
+    ref = weakref.WeakMethod(method)
+
+    def call(*args, **kwargs):
+        bound = ref()
+        return otherwise if bound is None else bound(*args, **kwargs)
+    return call

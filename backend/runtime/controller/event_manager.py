@@ -45,6 +45,10 @@ class QueuedEvent:
         return event_subject(self.event.name, self.id)
 
 
+def _closed(queued: QueuedEvent) -> None:
+    raise RuntimeError("the controller's event thread has stopped")
+
+
 class ControllerEventManager:
     def __init__(
         self, broker_id: int, process: Callable[[QueuedEvent], None], emit: Callable[[list[Record]], list[Record]],
@@ -143,6 +147,11 @@ class ControllerEventManager:
         self._closed = True
         self._gate.set()
         self._thread.join(timeout)
+        if not self._thread.is_alive():
+            # ``process`` is the controller's bound method: the controller and this manager
+            # point at each other, and a stopped broker's controller waited for a full
+            # collection (``session_loop.unlink`` says what that cost a class).
+            self._process = _closed
 
     # -- looking at it ------------------------------------------------------------------------
     def is_idle(self) -> bool:
