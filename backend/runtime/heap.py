@@ -54,6 +54,12 @@ all (docs/performance.md, issue 14, thirty-fifth round). Full collections come a
 ``OLDEST_THRESHOLD`` middle ones instead of 10, so that they stay as far apart as CPython's
 defaults put them (every 99 young collections rather than 100): each one visits everything not
 frozen, however often it runs.
+
+A cluster's state does not stay what its settle froze: every broker restart allocates a new
+process's state, and in a class brokers restart all the time. So while clusters run, what
+survives each middle collection is frozen too (:func:`_freeze_survivors`), and full collections
+only ever find what the last middle collections promoted: a ten-minute class of 200 students ran
+one of 4.5 s before (docs/performance.md, issue 14, thirty-sixth round).
 """
 
 from __future__ import annotations
@@ -82,6 +88,30 @@ the dead state still frozen."""
 _frozen = 0
 """Objects frozen since the last unfreeze, counted as they were frozen (the module docstring says
 why not ``gc.get_freeze_count()``)."""
+_counting = False
+"""A settle or release is counting and freezing: :func:`_freeze_survivors` leaves it alone."""
+
+
+def _freeze_survivors(phase: str, info: dict) -> None:
+    """A ``gc.callbacks`` entry: after each middle-generation collection while clusters run, what
+    survived it (now the whole oldest generation: the last one froze the rest) is frozen too.
+
+    Brokers restart all through a class, and every start allocates a broker's state after its
+    cluster's settle: by the end of a ten-minute class of 200 students that was most of the live
+    heap, and the one full collection every five to nine minutes visited all of it for 4.5 s
+    (docs/performance.md, issue 14, thirty-sixth round) — past the lab's 4 s session timeout, so
+    hundreds of sessions expired under the students. Frozen as it survives, it is never visited;
+    full collections then find only what the last middle collections promoted. What was frozen
+    here and later dies as a cycle waits, frozen, for the next unfreeze (``release``): a stopped
+    broker's session and controller die by reference counting (``session_loop.unlink``), so that
+    is little. Runs with the collection's interpreter lock, so counting and freezing are one step;
+    a settle or release in the middle of its own counting is left alone."""
+    global _frozen
+    if phase != "stop" or info["generation"] != 1 or not _running or _counting:
+        return
+    promoted = len(gc.get_objects(generation=2))
+    gc.freeze()
+    _frozen += promoted
 
 
 def _unfrozen() -> int:
@@ -94,14 +124,20 @@ def settle() -> int:
     """A cluster has started: later full collections skip everything alive now, young
     collections come ten times less often, middle ones after three young, full ones as far apart
     as before. Returns how many objects this froze, for ``release``."""
-    global _running, _frozen
+    global _running, _frozen, _counting
     with _lock:
-        if not _running:
-            _frozen = gc.get_freeze_count()  # what the process froze itself; no sandbox waits now
-        _running += 1
-        frozen = _unfrozen()
-        gc.freeze()
-        _frozen += frozen
+        _counting = True
+        try:
+            if not _running:
+                _frozen = gc.get_freeze_count()  # what the process froze itself; no sandbox waits now
+            _running += 1
+            frozen = _unfrozen()
+            gc.freeze()
+            _frozen += frozen
+        finally:
+            _counting = False
+        if _freeze_survivors not in gc.callbacks:
+            gc.callbacks.append(_freeze_survivors)
     young, middle, oldest = gc.get_threshold()
     gc.set_threshold(max(YOUNG_THRESHOLD, young), min(MIDDLE_THRESHOLD, middle), max(OLDEST_THRESHOLD, oldest))
     return frozen
@@ -111,17 +147,21 @@ def release(frozen: int) -> None:
     """A cluster whose ``settle`` froze ``frozen`` objects has closed: its dead cycles are given
     back to the collector once the closed clusters' share is a quarter of the frozen heap, or at
     once when it was the last cluster running (above)."""
-    global _running, _closed_frozen, _frozen
+    global _running, _closed_frozen, _frozen, _counting
     with _lock:
         _running, _closed_frozen = max(0, _running - 1), _closed_frozen + frozen
         if _running and _closed_frozen * 4 < _frozen:
             return
-        _closed_frozen = _frozen = 0
-        gc.unfreeze()
-        if _running:
-            gc.collect()
-            _frozen = _unfrozen()  # all of it alive: the collection just visited every object anyway
-            gc.freeze()
+        _counting = True
+        try:
+            _closed_frozen = _frozen = 0
+            gc.unfreeze()
+            if _running:
+                gc.collect()
+                _frozen = _unfrozen()  # all of it alive: the collection just visited every object anyway
+                gc.freeze()
+        finally:
+            _counting = False
 
 
 def log_pauses(path: str | Path) -> Callable[[], None]:
