@@ -29,6 +29,9 @@ from backend.zk.multi_read import ZnodeReader
 from backend.zk.watches import Watch, watch as as_watch
 
 TIMEOUT_S = 10.0
+CREATE_AGAIN = 5
+"""How many times ``register_broker`` creates its znode when the one in the way vanishes before it
+is read (Kafka retries without a bound; each try is a new race with another session's expiry)."""
 
 
 class KafkaZkClient:
@@ -65,15 +68,23 @@ class KafkaZkClient:
         ``version``: 5 (with ``features``) from inter.broker.protocol.version 2.7, else 4."""
         path = paths.broker_path(broker_id)
         data = codec.encode_broker(host, port, version=version)
-        try:
-            _, stat = self.zk.create_async(path, data, ephemeral=True, include_data=True).get(timeout=TIMEOUT_S)
-            return stat.czxid
-        except NodeExistsError:
-            _, stat = self.zk.get_async(path).get(timeout=TIMEOUT_S)
-            if stat.ephemeralOwner == self.zk.client_id[0]:
-                return stat.czxid  # our own registration survived (a retried create)
-            raise NodeExistsException(f"{path} already exists, owned by session {hex(stat.ephemeralOwner)}, "
-                                      f"not this broker's {hex(self.zk.client_id[0])}") from None
+        for _ in range(CREATE_AGAIN):
+            try:
+                _, stat = self.zk.create_async(path, data, ephemeral=True, include_data=True).get(timeout=TIMEOUT_S)
+                return stat.czxid
+            except NodeExistsError:
+                try:
+                    _, stat = self.zk.get_async(path).get(timeout=TIMEOUT_S)
+                except NoNodeError:
+                    # Kafka's CheckedEphemeral.getAfterNodeExists: "The ephemeral node at <path> went
+                    # away while reading it, attempting create() again" — a crashed process's
+                    # session expired between the two requests (a student's start, just in time).
+                    continue
+                if stat.ephemeralOwner == self.zk.client_id[0]:
+                    return stat.czxid  # our own registration survived (a retried create)
+                raise NodeExistsException(f"{path} already exists, owned by session {hex(stat.ephemeralOwner)}, "
+                                          f"not this broker's {hex(self.zk.client_id[0])}") from None
+        raise NodeExistsException(f"{path} kept appearing and vanishing: {CREATE_AGAIN} tries to create it failed")
 
     # -- controller election (§2.2) ----------------------------------------------------------------
     def get_controller_id(self, watch: Watch | None = None) -> int | None:
