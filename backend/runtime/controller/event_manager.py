@@ -45,7 +45,7 @@ class QueuedEvent:
         return event_subject(self.event.name, self.id)
 
 
-def _closed(queued: QueuedEvent) -> None:
+def _no_thread(queued: QueuedEvent) -> None:
     raise RuntimeError("the controller's event thread has stopped")
 
 
@@ -151,7 +151,7 @@ class ControllerEventManager:
             # ``process`` is the controller's bound method: the controller and this manager
             # point at each other, and a stopped broker's controller waited for a full
             # collection (``session_loop.unlink`` says what that cost a class).
-            self._process = _closed
+            self._process = _no_thread
 
     # -- looking at it ------------------------------------------------------------------------
     def is_idle(self) -> bool:
