@@ -54,8 +54,8 @@ if str(ROOT) not in sys.path:
 
 from bench import server_threads  # noqa: E402
 from bench.app_server import AppServer, Refused  # noqa: E402
-from bench.measure import (archived, children, cpu_seconds, during_a_pause, gc_pause_stats, gc_pauses,  # noqa: E402
-                           latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
+from bench.measure import (archived, by_minute, children, cpu_seconds, during_a_pause, gc_pause_stats,  # noqa: E402
+                           gc_pauses, latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
 from bench.process_tree import tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from bench.socket_clients import MIXES, ClientPool, Watcher, demo_fault, drive_faults, fault_result  # noqa: E402
 from bench.web_delivery import server_api_clone  # noqa: E402
@@ -324,35 +324,6 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
            if window >= 120 else {}),
         **({"threads_pct_of_core": threads} if threads else {}),
     }
-
-
-def by_minute(faults: list[dict], demo_at: list[tuple[float, float]], stolen: list[tuple[float, float]],
-              pauses: list[dict], start_ms: float) -> list[dict]:
-    """A long window minute by minute: whether the tails hold all through a class or one bad
-    stretch makes them, beside the time the machine's host took in that minute (it moves from
-    minute to minute on a VM) and the longest collection. By when a fault or demo fault was sent."""
-    def minute(ms: float) -> int:
-        return int((ms - start_ms) // 60000)
-    slices: dict[int, dict[str, list]] = {}
-    for f in faults:
-        if f["latency_ms"] is not None:
-            slices.setdefault(minute(f["sent_ms"]), {"page": [], "demo": []})["page"].append(f["latency_ms"])
-    for sent, latency in demo_at:
-        slices.setdefault(minute(sent), {"page": [], "demo": []})["demo"].append(latency)
-    rows = []
-    for m in sorted(slices):
-        lo, hi = start_ms + m * 60000, start_ms + (m + 1) * 60000
-        inside = [(t, s) for t, s in stolen if lo <= t < hi]
-        here = [p for p in pauses if lo <= p["at"] * 1000 < hi]
-        rows.append({"minute": m, "faults": len(slices[m]["page"]),
-                     "fault_to_page_p99_ms": latency_stats(slices[m]["page"]).get("p99_ms"),
-                     "demo_p99_ms": latency_stats(slices[m]["demo"]).get("p99_ms"),
-                     "stolen_pct_of_all_cores": round(100 * (inside[-1][1] - inside[0][1])
-                                                      / ((inside[-1][0] - inside[0][0]) / 1000) / os.cpu_count(), 1)
-                     if len(inside) > 1 and inside[-1][0] > inside[0][0] else None,
-                     "longest_gc_pause_ms": round(max((p["ms"] for p in here), default=0.0)),
-                     "full_collections": sum(1 for p in here if p["gen"] == 2)})
-    return rows
 
 
 def _slowest_during_pause(faults: list[dict], pauses: list[dict]) -> str:

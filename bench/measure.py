@@ -158,6 +158,35 @@ def during_a_pause(waits: list[tuple[float, float]], pauses: list[dict], at_leas
     return sum(1 for start, end in waits if any(b >= start and a <= end for a, b in long))
 
 
+def by_minute(faults: list[dict], demo_at: list[tuple[float, float]], stolen: list[tuple[float, float]],
+              pauses: list[dict], start_ms: float) -> list[dict]:
+    """A long window minute by minute: whether the tails hold all through a class or one bad
+    stretch makes them, beside the time the machine's host took in that minute (it moves from
+    minute to minute on a VM) and the longest collection. By when a fault or demo fault was sent."""
+    def minute(ms: float) -> int:
+        return int((ms - start_ms) // 60000)
+    slices: dict[int, dict[str, list]] = {}
+    for f in faults:
+        if f["latency_ms"] is not None:
+            slices.setdefault(minute(f["sent_ms"]), {"page": [], "demo": []})["page"].append(f["latency_ms"])
+    for sent, latency in demo_at:
+        slices.setdefault(minute(sent), {"page": [], "demo": []})["demo"].append(latency)
+    rows = []
+    for m in sorted(slices):
+        lo, hi = start_ms + m * 60000, start_ms + (m + 1) * 60000
+        inside = [(t, s) for t, s in stolen if lo <= t < hi]
+        here = [p for p in pauses if lo <= p["at"] * 1000 < hi]
+        rows.append({"minute": m, "faults": len(slices[m]["page"]),
+                     "fault_to_page_p99_ms": latency_stats(slices[m]["page"]).get("p99_ms"),
+                     "demo_p99_ms": latency_stats(slices[m]["demo"]).get("p99_ms"),
+                     "stolen_pct_of_all_cores": round(100 * (inside[-1][1] - inside[0][1])
+                                                      / ((inside[-1][0] - inside[0][0]) / 1000) / os.cpu_count(), 1)
+                     if len(inside) > 1 and inside[-1][0] > inside[0][0] else None,
+                     "longest_gc_pause_ms": round(max((p["ms"] for p in here), default=0.0)),
+                     "full_collections": sum(1 for p in here if p["gen"] == 2)})
+    return rows
+
+
 def machine() -> dict[str, Any]:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), "?")

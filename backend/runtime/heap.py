@@ -68,8 +68,9 @@ import gc
 import os
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 
 YOUNG_THRESHOLD = 7_000  # CPython's default is 700
@@ -103,7 +104,7 @@ def _freeze_survivors(phase: str, info: dict) -> None:
     hundreds of sessions expired under the students. Frozen as it survives, it is never visited;
     full collections then find only what the last middle collections promoted. What was frozen
     here and later dies as a cycle waits, frozen, for the next unfreeze (``release``): a stopped
-    broker's session and controller die by reference counting (``session_loop.unlink``), so that
+    broker's session and controller die by reference counting (``teardown.unlink``), so that
     is little. Runs with the collection's interpreter lock, so counting and freezing are one step;
     a settle or release in the middle of its own counting is left alone."""
     global _frozen
@@ -112,6 +113,18 @@ def _freeze_survivors(phase: str, info: dict) -> None:
     promoted = len(gc.get_objects(generation=2))
     gc.freeze()
     _frozen += promoted
+
+
+@contextmanager
+def _counted() -> Iterator[None]:
+    """``_lock`` held, and :func:`_freeze_survivors` kept out of the counting meanwhile."""
+    global _counting
+    with _lock:
+        _counting = True
+        try:
+            yield
+        finally:
+            _counting = False
 
 
 def _unfrozen() -> int:
@@ -124,18 +137,14 @@ def settle() -> int:
     """A cluster has started: later full collections skip everything alive now, young
     collections come ten times less often, middle ones after three young, full ones as far apart
     as before. Returns how many objects this froze, for ``release``."""
-    global _running, _frozen, _counting
-    with _lock:
-        _counting = True
-        try:
-            if not _running:
-                _frozen = gc.get_freeze_count()  # what the process froze itself; no sandbox waits now
-            _running += 1
-            frozen = _unfrozen()
-            gc.freeze()
-            _frozen += frozen
-        finally:
-            _counting = False
+    global _running, _frozen
+    with _counted():
+        if not _running:
+            _frozen = gc.get_freeze_count()  # what the process froze itself; no sandbox waits now
+        _running += 1
+        frozen = _unfrozen()
+        gc.freeze()
+        _frozen += frozen
         if _freeze_survivors not in gc.callbacks:
             gc.callbacks.append(_freeze_survivors)
     young, middle, oldest = gc.get_threshold()
@@ -147,21 +156,17 @@ def release(frozen: int) -> None:
     """A cluster whose ``settle`` froze ``frozen`` objects has closed: its dead cycles are given
     back to the collector once the closed clusters' share is a quarter of the frozen heap, or at
     once when it was the last cluster running (above)."""
-    global _running, _closed_frozen, _frozen, _counting
-    with _lock:
+    global _running, _closed_frozen, _frozen
+    with _counted():
         _running, _closed_frozen = max(0, _running - 1), _closed_frozen + frozen
         if _running and _closed_frozen * 4 < _frozen:
             return
-        _counting = True
-        try:
-            _closed_frozen = _frozen = 0
-            gc.unfreeze()
-            if _running:
-                gc.collect()
-                _frozen = _unfrozen()  # all of it alive: the collection just visited every object anyway
-                gc.freeze()
-        finally:
-            _counting = False
+        _closed_frozen = _frozen = 0
+        gc.unfreeze()
+        if _running:
+            gc.collect()
+            _frozen = _unfrozen()  # all of it alive: the collection just visited every object anyway
+            gc.freeze()
 
 
 def log_pauses(path: str | Path) -> Callable[[], None]:

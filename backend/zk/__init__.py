@@ -20,6 +20,10 @@ the runtime never sees a kazoo type, and a person with ``zkCli.sh`` sees exactly
 ``jitter.py``          kazoo's jitter from its own ``random.Random``, not the process's (installed here)
 ``watches.py``         ZooKeeper's notifications as our own types: ``WatchEvent``, ``SessionState``
 ``session.py``         :class:`session.ZkSession`: one broker's session (connect, state, close, expire)
+``io_loop.py``         one thread and one selector for every session of the process (``SessionLoop``)
+``session_loop.py``    kazoo's connection handler as steps of that loop (``LoopConnection``)
+``cable.py``           a broker's cable to the ensemble: paused (blackholed) or cut (a crash)
+``teardown.py``        a stopped client's reference cycles broken, so its state dies with it
 ``operator.py``        :class:`operator.OperatorSession`: a cluster's operator session (admin tools,
                        ``zkCli.sh``'s ``deleteall /controller``, the lab's own reads)
 ``observer.py``        what ZooKeeper holds, as ``zk`` records: the page's ZooKeeper view

@@ -49,7 +49,7 @@ class Cable:
         self._connection = connection
 
     def detach(self, connection: Connection) -> None:
-        """``connection`` has stopped: the cable no longer holds it (``session_loop.unlink``)."""
+        """``connection`` has stopped: the cable no longer holds it (``teardown.unlink``)."""
         if self._connection is connection:
             self._connection = None
 

@@ -81,7 +81,7 @@ class PollingThreadingHandler(SequentialThreadingHandler):
         return self._wake
 
     def release(self) -> None:
-        """The client has stopped (``session_loop.unlink``): drop the connection's wake-up, which
+        """The client has stopped (``teardown.unlink``): drop the connection's wake-up, which
         points back at it (a deferred block that ends later has nothing to flush), and any
         callback queued after kazoo's ``stop`` emptied the queues (a watch told of the session's
         end), which no worker will run and which holds its watcher."""

@@ -27,7 +27,8 @@ from kazoo.retry import KazooRetry
 from backend.zk.cable import Cable
 from backend.zk.client import KafkaZkClient
 from backend.zk.handler import PollingThreadingHandler
-from backend.zk.session_loop import unlink, use_session_loop
+from backend.zk.session_loop import use_session_loop
+from backend.zk.teardown import unlink
 from backend.zk.watches import SessionState, session_state
 
 START_TIMEOUT_S = 15

@@ -32,7 +32,6 @@ up its own session alone (:meth:`LoopConnection._session_ended`).
 from __future__ import annotations
 
 import errno
-import functools
 import ipaddress
 import os
 import socket
@@ -42,7 +41,7 @@ from typing import Callable
 
 from kazoo import retry as kazoo_retry
 from kazoo.client import CLOSED_STATES, KazooClient
-from kazoo.exceptions import AuthFailedError, ConnectionClosedError, ConnectionDropped, SessionExpiredError
+from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionExpiredError
 from kazoo.loggingsupport import BLATHER
 from kazoo.protocol import connection as kazoo_connection
 from kazoo.protocol.connection import (AUTH_XID, CLOSE_RESPONSE, PING_XID, WATCH_XID, ConnectionHandler,
@@ -499,39 +498,6 @@ class LoopConnection(ConnectionHandler):
         telling = threading.Thread(target=tell, name="zk-session-expiry-handler", daemon=True)
         telling.start()
         self._telling = telling
-
-
-def unlink(client: KazooClient) -> None:
-    """Break the reference cycles of a client that is stopped and closed, so that its state dies
-    by reference counting when its owner drops it, not in a full collection.
-
-    A kazoo client and its connection point at each other, and so do the connection and its
-    cable, the handler and the loop's wake-up, the retry policies and the client (their
-    ``interrupt`` closes over it). Unbroken, every broker restart left ~280 objects to the cyclic
-    collector; promoted to the oldest generation by the time they died, a class's worth of them
-    made full collections of 3.9-5.3 s every five minutes or so at 200 students, long enough to
-    expire hundreds of the class's sessions (docs/performance.md, issue 14, thirty-sixth round).
-    Only a connection that has stopped is unlinked: a client still running keeps everything
-    (``ZkSession.close`` calls this after kazoo's own close; nothing uses the client after)."""
-    conn = client._connection
-    if not isinstance(conn, LoopConnection) or not conn.connection_stopped.is_set():
-        return
-    conn.cable.detach(conn)
-    if isinstance(conn.handler, PollingThreadingHandler):
-        conn.handler.release()
-    for retry in (client._conn_retry, conn.retry_sleeper, conn._retry):
-        if retry is not None:
-            retry.interrupt = None
-    for name, value in list(vars(client).items()):  # kazoo's recipes: ``client.Lock`` is partial(Lock, client)
-        if isinstance(value, functools.partial) and value.args[:1] == (client,):
-            delattr(client, name)
-    client.retry = _closed_retry  # kazoo's closes over the client
-    client._connection = None  # the loop may still hold the connection a moment (a late wake-up)
-
-
-def _closed_retry(*args, **kwargs):
-    """``client.retry`` of an unlinked client: what any request of a closed client gets."""
-    raise ConnectionClosedError("the client is closed")
 
 
 def use_session_loop(client: KazooClient, cable: Cable | None = None) -> KazooClient:

@@ -3,7 +3,7 @@
 A stopped broker's kazoo client, connection, cable and controller pointed at each other; by the
 time a restart dropped them they were in the oldest generation, and a class's worth made full
 collections of 4-5 s that expired hundreds of sessions (docs/performance.md, issue 14,
-thirty-sixth round). ``backend.zk.session_loop.unlink`` and the controller's weak back-references
+thirty-sixth round). ``backend.zk.teardown.unlink`` and the controller's weak back-references
 let reference counting free them. With the collector off, they must still die. In a fresh
 interpreter: the collector's switches are process-wide."""
 

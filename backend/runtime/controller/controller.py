@@ -73,7 +73,7 @@ class KafkaController:
         self.events = ControllerEventManager(broker_id, self._process, emit=emit, event_ids=event_ids, gate=gate,
                                              preempt=self._preempt)
         # Its parts reach back to it weakly: a stopped broker's controller then dies with its last
-        # reference, not in a full collection (``backend.zk.session_loop.unlink`` says what those
+        # reference, not in a full collection (``backend.zk.teardown.unlink`` says what those
         # cost a class).
         emit_while_alive = _while_alive(self.emit, [])
         self.channel = ControllerChannelManager(peers, correlation_ids, emit_while_alive, control_plane)

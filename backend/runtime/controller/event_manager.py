@@ -150,7 +150,7 @@ class ControllerEventManager:
         if not self._thread.is_alive():
             # ``process`` is the controller's bound method: the controller and this manager
             # point at each other, and a stopped broker's controller waited for a full
-            # collection (``session_loop.unlink`` says what that cost a class).
+            # collection (``teardown.unlink`` says what that cost a class).
             self._process = _no_thread
 
     # -- looking at it ------------------------------------------------------------------------
