@@ -16,6 +16,7 @@ from typing import Any
 from flask import Flask
 from flask_socketio import SocketIO
 
+from backend.runtime.record_bus import HISTORY as RECORD_HISTORY
 from backend.runtime.replay import default_data_dir
 from backend.zk.io_loop import SessionLoop
 from web import api, pages, security, sockets, teaching_api, teaching_sockets
@@ -90,6 +91,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         ZK_CONTROL=None,                   # our own launcher's server/ensemble, for quorum faults
         DATA_DIR=str(default_data_dir()),
         SANDBOX_IDLE_SECONDS=1800,
+        RECORD_HISTORY=RECORD_HISTORY,     # records a sandbox keeps in memory for catch-up (record_bus.py)
         MAX_SANDBOXES=None,                # None: what the machine holds (web/capacity.py)
         MAX_SANDBOXES_PER_CLIENT=5,        # a client is an address (web/clients.py)
         FAULTS_PER_SECOND=5,               # per client, in bursts of up to FAULT_BURST
@@ -128,7 +130,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                              zk_control=app.config["ZK_CONTROL"],
                              max_per_client=app.config["MAX_SANDBOXES_PER_CLIENT"], client_of=current_client,
                              health_check=health.require, busy_check=guard.require, owner=health.session,
-                             places=workers)
+                             places=workers, record_history=app.config["RECORD_HISTORY"])
     classes = ClassRegistry(manager, app.config["INSTRUCTOR_TOKEN"], app.config["MAX_CLASSES"],
                             app.config["MAX_STUDENTS_PER_CLASS"], app.config["COPY_THREADS"])
     if workers is not None:

@@ -166,8 +166,14 @@ class ClassRegistry:
         (``web/handout.py``). One hand-out per class at a time."""
         if room.session is None:
             raise ApiError(409, "the class has no session to copy yet")
-        faults = [(r.op, (r.detail or {}).get("args", {})) for r in room.session.bus.since(0)
-                  if r.kind == "fault" and r.to_state == "applied"]
+        applied = room.session.applied
+        if applied is None:
+            raise ApiError(409, "the class session keeps no faults to replay")  # only class sessions are
+        if applied.beyond:
+            raise ApiError(409, f"the class session has applied {applied.limit + applied.beyond} faults, and a "
+                                f"copy replays at most {applied.limit}, each in turn: start a new class "
+                                f"session to hand out copies")
+        faults = applied.replayed()
         spec = room.session.cluster.spec
         with self._lock:
             if room.handout is not None and room.handout.running:

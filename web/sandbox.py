@@ -22,6 +22,37 @@ from backend.runtime.replay import ReplayWriter
 from backend.view import page
 from web.fairness import MAX_BATCH, FaultQueue
 
+MAX_REPLAYED_FAULTS = 1000
+"""The most faults a class session applies that a hand-out still replays: each copy replays every
+one, waiting for the cluster to settle after each (a fraction of a second to a few seconds), so
+past this a copy would take many minutes; the instructor is asked to start a new session."""
+
+
+class AppliedFaults:
+    """Record-bus sink of a class session: the faults it applied, in order, for its hand-outs.
+
+    The bus keeps only its newest records (``RecordBus`` history): a demo that made more would
+    hand out copies missing its oldest faults, different clusters from the class's. The faults
+    are few and small, so they are kept apart, up to :data:`MAX_REPLAYED_FAULTS`."""
+
+    def __init__(self, limit: int = MAX_REPLAYED_FAULTS) -> None:
+        self.limit = limit
+        self._faults: list[tuple[str, dict]] = []
+        self.beyond = 0
+        """Faults applied after the first ``limit``: a hand-out is refused while there are any."""
+
+    def __call__(self, records: list[Record]) -> None:
+        for record in records:
+            if record.kind == "fault" and record.to_state == "applied":
+                if len(self._faults) < self.limit:
+                    self._faults.append((record.op, (record.detail or {}).get("args", {})))
+                else:
+                    self.beyond += 1
+
+    def replayed(self) -> list[tuple[str, dict]]:
+        """The faults a copy replays: all of them (a copy of the list, taken under the GIL)."""
+        return list(self._faults)
+
 
 @dataclass
 class Sandbox:
@@ -65,6 +96,8 @@ class Sandbox:
     """A lesson about ZooKeeper's quorum stops and starts servers: it gets an ensemble of its own."""
     faults: FaultQueue = field(default_factory=FaultQueue)
     """Its faults, one at a time (``web/fairness.py``): a flood holds few of the worker's threads."""
+    applied: AppliedFaults | None = None
+    """A class session's applied faults, which its hand-outs replay (``None`` for other sandboxes)."""
 
     def take_records(self, records: list[Record]) -> None:
         """Record-bus sink: fold into the live view and queue for the next broadcast batch."""

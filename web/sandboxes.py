@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from backend.runtime.cluster import Cluster
-from backend.runtime.record_bus import RecordBus
+from backend.runtime.record_bus import HISTORY as RECORD_HISTORY, RecordBus
 from backend.runtime.replay import ReplayWriter
 from backend.runtime.runner import APP_VERSION, new_session_id
 from backend.faultscript.cluster_spec import ClusterSpec
@@ -25,7 +25,7 @@ from backend.zk import paths
 from web.capacity import Capacity, fixed_capacity
 from web.places import LocalPlaces, SandboxLimit
 from web.replay_access import write_owner
-from web.sandbox import Sandbox
+from web.sandbox import AppliedFaults, Sandbox
 
 __all__ = ["SandboxLimit", "SandboxManager"]
 
@@ -37,12 +37,14 @@ class SandboxManager:
                  max_sandboxes: int | Capacity = 40, zk_control=None, chroot_root: str = paths.KCLAB_ROOT,
                  max_per_client: int | None = None, client_of: Callable[[], str | None] = lambda: None,
                  health_check: Callable[[], None] = lambda: None, busy_check: Callable[[], None] = lambda: None,
-                 owner=None, places=None) -> None:
+                 owner=None, places=None, record_history: int = RECORD_HISTORY) -> None:
         self.zk_hosts = zk_hosts
         self.replay_dir = Path(replay_dir)
         self.idle_seconds = idle_seconds
         capacity = max_sandboxes if isinstance(max_sandboxes, Capacity) else fixed_capacity(max_sandboxes)
         self.places = places or LocalPlaces(capacity, max_per_client)
+        self.record_history = record_history
+        """Records each sandbox's bus keeps in memory (older ones are in its replay log)."""
         """The cap and the clients' shares (``web/places.py``): this process's, or every worker's in Redis."""
         self.zk_control = zk_control
         self.chroot_root = chroot_root
@@ -103,7 +105,7 @@ class SandboxManager:
         session_id = self._reserve(mode)
         try:
             self._claim(session_id)
-            bus = RecordBus(session_id)
+            bus = RecordBus(session_id, history=self.record_history)
             cluster = Cluster(self.zk_hosts, self._chroot(session_id), spec, session_id, bus,
                               zk_control=self.zk_control)
         except Exception:
@@ -112,6 +114,7 @@ class SandboxManager:
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), cluster, bus, mode, on_pending=self.on_pending)
         self._register(session_id, sandbox)
         sandbox.replay = ReplayWriter(self.replay_dir, cluster.header(mode, APP_VERSION, **header))
+        self._keep_applied(sandbox)
         bus.subscribe(sandbox.take_and_log)
         try:
             cluster.start()
@@ -128,7 +131,7 @@ class SandboxManager:
         after the last step — or before ``stop_before`` — the cluster stays up for free play."""
         from backend.lessons.runner import LessonRunner
         session_id = self._reserve(mode)
-        bus = RecordBus(session_id)
+        bus = RecordBus(session_id, history=self.record_history)
         own = _own_ensemble(lesson.script.cluster.zookeeper_servers)  # its ports only: it starts in the thread
         try:
             self._claim(session_id)
@@ -143,6 +146,7 @@ class SandboxManager:
         sandbox = Sandbox(session_id, secrets.token_urlsafe(18), runner.cluster, bus, mode, runner=runner,
                           audience=audience, lesson_id=lesson_key or lesson.id, on_pending=self.on_pending,
                           own_zookeeper=own)
+        self._keep_applied(sandbox)
         bus.subscribe(sandbox.take_records)
         self._register(session_id, sandbox)
         sandbox.thread = threading.Thread(target=self._play, args=(sandbox,), name=f"lesson-{session_id}", daemon=True)
@@ -150,6 +154,13 @@ class SandboxManager:
         for callback in self.on_created:
             callback(sandbox)
         return sandbox
+
+    @staticmethod
+    def _keep_applied(sandbox: Sandbox) -> None:
+        """A class session keeps the faults it applies, from its first, for its hand-outs."""
+        if sandbox.mode == "class":
+            sandbox.applied = AppliedFaults()
+            sandbox.bus.subscribe(sandbox.applied)
 
     @staticmethod
     def _play(sandbox: Sandbox) -> None:

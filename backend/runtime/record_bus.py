@@ -22,9 +22,13 @@ from backend.core.records import Record
 
 Sink = Callable[[list[Record]], None]
 
+HISTORY = 20000
+"""Records a bus keeps by default: a page's catch-up and a lesson's look back reach this far
+(about 5 MB a sandbox packed; older records are in the replay log)."""
+
 
 class RecordBus:
-    def __init__(self, session_id: str, clock: Callable[[], float] = time.time, history: int = 20000) -> None:
+    def __init__(self, session_id: str, clock: Callable[[], float] = time.time, history: int = HISTORY) -> None:
         self.session_id = session_id
         self._clock = clock
         self._cond = threading.Condition()
