@@ -89,11 +89,19 @@ class LabTimer:
         if left <= 0:
             self._callback()
             return
-        self._thread = threading.Timer(left, self.arm)
+        self._thread = threading.Timer(left, self._fired)
         self._thread.daemon = True
         self._thread.start()
 
+    def _fired(self) -> None:
+        """The timer thread's call. The timer keeps its function, a method of this timer: held
+        after it has fired, the two were a reference cycle (with the callback's controller) left
+        for the cyclic collector (issue 14, thirty-seventh round)."""
+        self._thread = None
+        self.arm()
+
     def cancel(self) -> None:
         self._cancelled = True
-        if self._thread is not None:
-            self._thread.cancel()
+        thread, self._thread = self._thread, None  # not held once cancelled either (``_fired``)
+        if thread is not None:
+            thread.cancel()

@@ -28,6 +28,7 @@ from backend.core.errors import (
 from backend.core.model import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 from . import codec, paths
+from .client import create_async
 from .admin_validation import (
     AdminOperationException, TopicAlreadyMarkedForDeletionException, broker_list, new_partition_assignment,
     topics_collide, validate_assignment, validate_topic_config, validate_topic_name,
@@ -63,7 +64,14 @@ class AdminZkClient:
         return self._wait(self.zk.exists_async(path)) is not None
 
     def _create(self, path: str, data: bytes = b"", sequence: bool = False) -> str:
-        return self._wait(self.zk.create_async(path, data, makepath=True, sequence=sequence))
+        """kazoo's create with ``makepath``, without kazoo's cycle of closures for every create
+        (``backend.zk.client.create_async``): the parents are made only when missing."""
+        try:
+            created = self._wait(create_async(self.zk, path, data, sequence=sequence))
+        except NoNodeError:
+            self._wait(self.zk.ensure_path_async(path.rsplit("/", 1)[0] or "/"))
+            created = self._wait(create_async(self.zk, path, data, sequence=sequence))
+        return self.zk.unchroot(created)
 
     # -- readers -------------------------------------------------------------------------------
     def list_topics(self) -> list[str]:

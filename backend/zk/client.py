@@ -17,6 +17,10 @@ from typing import Callable, Iterable, Mapping
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.handlers.utils import AsyncResult
+from kazoo.protocol.paths import _prefix_root
+from kazoo.protocol.serialization import Create, Create2
+from kazoo.security import OPEN_ACL_UNSAFE
 
 from backend.core.controller.failover import ClusterMetadata
 from backend.core.controller.plan import WriteResult
@@ -32,6 +36,22 @@ TIMEOUT_S = 10.0
 CREATE_AGAIN = 5
 """How many times ``register_broker`` creates its znode when the one in the way vanishes before it
 is read (Kafka retries without a bound; each try is a new race with another session's expiry)."""
+
+
+def create_async(zk: KazooClient, path: str, value: bytes, ephemeral: bool = False, sequence: bool = False,
+                 include_data: bool = False) -> AsyncResult:
+    """kazoo's ``create_async`` for what the brokers create — no ``makepath`` — without its
+    closures: kazoo's create wraps three functions that refer to each other and to the client,
+    a reference cycle for every create, which keeps the client and whatever its answer holds (a
+    refused start's ``NodeExists`` and the frames it was raised through) until the cyclic
+    collector runs (issue 14, thirty-seventh round). Same request (``Create``, or ``Create2``
+    with ``include_data``), same answer; the created path comes back with the chroot (a
+    sequential znode's name: :meth:`KafkaZkClient.create_isr_change_notification`)."""
+    result = zk.handler.async_result()
+    request = Create2 if include_data else Create
+    zk._call(request(_prefix_root(zk.chroot, path, trailing=sequence), value, OPEN_ACL_UNSAFE,
+                     (1 if ephemeral else 0) | (2 if sequence else 0)), result)
+    return result  # a request refused before it is sent (the client closed) has its exception set
 
 
 class KafkaZkClient:
@@ -70,7 +90,7 @@ class KafkaZkClient:
         data = codec.encode_broker(host, port, version=version)
         for _ in range(CREATE_AGAIN):
             try:
-                _, stat = self.zk.create_async(path, data, ephemeral=True, include_data=True).get(timeout=TIMEOUT_S)
+                _, stat = create_async(self.zk, path, data, ephemeral=True, include_data=True).get(timeout=TIMEOUT_S)
                 return stat.czxid
             except NodeExistsError:
                 try:
@@ -274,5 +294,6 @@ class KafkaZkClient:
             return None
 
     def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
-        return self.zk.create(paths.isr_change_path(), codec.encode_isr_change_notification(partitions),
-                              sequence=True)
+        created = create_async(self.zk, paths.isr_change_path(), codec.encode_isr_change_notification(partitions),
+                               sequence=True)
+        return self.zk.unchroot(created.get())

@@ -20,7 +20,7 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from kazoo.handlers.threading import SequentialThreadingHandler
+from kazoo.handlers.threading import AsyncResult, SequentialThreadingHandler
 from kazoo.handlers.utils import fileobj_to_fd
 
 _READABLE_IF = ~select_module.POLLOUT  # as selectors.PollSelector: errors and hang-ups wake both
@@ -67,6 +67,9 @@ class PollingThreadingHandler(SequentialThreadingHandler):
     def select(self, *args, **kwargs):
         return poll_select(*args, **kwargs)
 
+    def async_result(self) -> AsyncResult:
+        return QuietAsyncResult(self)
+
     def create_socket_pair(self):
         """kazoo's pair (read end, write end), the write end wrapped in a :class:`_WakeSocket`.
         One handler serves one client; a restarted connection gets a new pair."""
@@ -107,6 +110,39 @@ class PollingThreadingHandler(SequentialThreadingHandler):
         finally:
             flush()
             self._deferring.held = None
+
+
+class QuietAsyncResult(AsyncResult):
+    """kazoo's ``AsyncResult`` whose ``get`` raises without making a reference cycle.
+
+    kazoo's ``get`` raises ``self._exception`` from a frame that holds ``self``: the exception's
+    traceback holds that frame, the frame the result, the result the exception. Every frame of
+    the call up to its catcher hangs on the cycle, with what they held — a broker's client
+    refused at start (``NodeExists``), a controller's requests cut off by its session's end — so
+    a restarted broker's old state waited for the cyclic collector, which a class of 200 makes
+    take seconds (issue 14, thirty-seventh round). Here the raising frame lets go of the result
+    and the exception before the traceback keeps it. Same outcomes as kazoo's: the value, the
+    stored exception, or kazoo's time-out when nothing came in time."""
+
+    def set_exception(self, exception: BaseException) -> None:
+        """Kept without the traceback it was raised with: kazoo's callbacks store what they caught
+        from a frame whose closure holds this result (``capture_exceptions``), another cycle.
+        ``get`` raises it with a traceback of its own caller's."""
+        super().set_exception(exception.with_traceback(None))
+
+    def get(self, block: bool = True, timeout: float | None = None):
+        with self._condition:
+            if not self.ready() and block:
+                self._condition.wait(timeout)
+            ready, exception, value = self.ready(), self._exception, self.value
+        if not ready:
+            exception = self._timeout_factory()
+        elif exception is None:
+            return value
+        try:
+            raise exception
+        finally:
+            del self, exception
 
 
 class _WakeSocket:

@@ -11,6 +11,7 @@ broker: it registers nothing and holds no ephemeral znode.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Callable, Iterable
@@ -125,39 +126,7 @@ class OperatorSession:
         answers, so the student's request must not wait for (or fail on) a session that is, say,
         reconnecting after an outage. The ``exists`` is asked on its own, queued by kazoo while
         the session reconnects, and asked again when a dropped connection lost it."""
-        armed = threading.Event()
-        armed.set()
-
-        def look(seen: bool, tries: int = 0) -> None:
-            """``seen``: the znode was there at an earlier look (so its absence now is a deletion)."""
-            if armed.is_set():
-                self._client.exists_async(path, watch).rawlink(lambda result: answered(result, seen, tries))
-
-        def answered(result, seen: bool, tries: int) -> None:
-            if not armed.is_set():
-                return
-            if not result.successful():
-                if isinstance(result.exception, ConnectionLoss) and tries + 1 < WATCH_TRIES:
-                    return look(seen, tries + 1)  # lost with its connection: kazoo queues it for the next
-                armed.clear()  # the session ended (the cluster is closing): nobody left to tell
-                return
-            stat = result.value
-            if stat is not None and hex(stat.ephemeralOwner) == owner:
-                return  # still there, and the watch is set
-            armed.clear()
-            if seen:
-                on_deleted()  # gone between two looks, as a watch that fired on a change would learn
-
-        def watch(event) -> None:
-            if not armed.is_set():
-                return
-            if event.type == EventType.DELETED:
-                armed.clear()
-                on_deleted()
-            else:
-                look(seen=True)  # a change: look again, which sets the watch again (a watch fires once)
-
-        look(seen=False)
+        _EphemeralWatch(self._client, path, owner, on_deleted).look(seen=False)
 
     # -- what the lab's checks read --------------------------------------------------------------
     def _ask(self, call_async, *args):
@@ -274,3 +243,45 @@ class _root_session:
     def __exit__(self, *exc) -> None:
         self._client.stop()
         self._client.close()
+
+
+class _EphemeralWatch:
+    """:meth:`OperatorSession.watch_ephemeral`'s watch. An object, not closures that call each
+    other: those made a reference cycle (with the crashed broker's callback) that outlived the
+    watch and waited for the cyclic collector (issue 14, thirty-seventh round). kazoo holds the
+    bound :meth:`_watch` while the watch is set and each answer's callback until it has run."""
+
+    def __init__(self, client: KazooClient, path: str, owner: str | None, on_deleted: Callable[[], None]) -> None:
+        self._client, self._path, self._owner, self._on_deleted = client, path, owner, on_deleted
+        self._armed = threading.Event()
+        self._armed.set()
+
+    def look(self, seen: bool, tries: int = 0) -> None:
+        """``seen``: the znode was there at an earlier look (so its absence now is a deletion)."""
+        if self._armed.is_set():
+            self._client.exists_async(self._path, self._watch).rawlink(
+                functools.partial(self._answered, seen=seen, tries=tries))
+
+    def _answered(self, result, seen: bool, tries: int) -> None:
+        if not self._armed.is_set():
+            return
+        if not result.successful():
+            if isinstance(result.exception, ConnectionLoss) and tries + 1 < WATCH_TRIES:
+                return self.look(seen, tries + 1)  # lost with its connection: kazoo queues it for the next
+            self._armed.clear()  # the session ended (the cluster is closing): nobody left to tell
+            return
+        stat = result.value
+        if stat is not None and hex(stat.ephemeralOwner) == self._owner:
+            return  # still there, and the watch is set
+        self._armed.clear()
+        if seen:
+            self._on_deleted()  # gone between two looks, as a watch that fired on a change would learn
+
+    def _watch(self, event) -> None:
+        if not self._armed.is_set():
+            return
+        if event.type == EventType.DELETED:
+            self._armed.clear()
+            self._on_deleted()
+        else:
+            self.look(seen=True)  # a change: look again, which sets the watch again (a watch fires once)

@@ -4,8 +4,11 @@ A stopped broker's kazoo client, connection, cable and controller pointed at eac
 time a restart dropped them they were in the oldest generation, and a class's worth made full
 collections of 4-5 s that expired hundreds of sessions (docs/performance.md, issue 14,
 thirty-sixth round). ``backend.zk.teardown.unlink`` and the controller's weak back-references
-let reference counting free them. With the collector off, they must still die. In a fresh
-interpreter: the collector's switches are process-wide."""
+let reference counting free them; so do a timer that has fired (``LabTimer``), a shut-down
+controller's watches, a refused request's answer (``QuietAsyncResult``) and a create
+(``backend.zk.client.create_async``), which were cycles too (thirty-seventh round). With the
+collector off, they must still die: after a follower's and the controller's stop, crash and a
+start refused. In a fresh interpreter: the collector's switches are process-wide."""
 
 from __future__ import annotations
 
@@ -33,35 +36,65 @@ def scenario(zk_hosts: str, chroot: str) -> None:
     cluster = Cluster(zk_hosts, chroot, ClusterSpec((0, 1, 2), {"t": TopicSpec(3, 3, None, {})}, {}),
                       "cycles", RecordBus("cycles"))
     cluster.start()
-    broker = cluster.brokers[1]
+    cluster.wait_stable(10)
 
-    def act(op: str) -> None:
-        if op == "start_broker" and broker.status == "crashed":
-            # Started before ZooKeeper expires the crashed process's session, the broker is refused.
-            gone = broker.abandoned_session
-            wait_until(lambda: any(r.to_state == "session_expired" and (r.detail or {}).get("session_id") == gone
-                                   for r in cluster.bus.since(0)), 30, "the crashed session's expiry")
-        assert apply_fault(cluster, op, {"broker": 1}).ok, op
+    def act(broker, op: str) -> None:
+        assert apply_fault(cluster, op, {"broker": broker.id}).ok, op
         cluster.wait_stable(10)
 
+    def expired(broker) -> None:
+        gone = broker.abandoned_session
+        wait_until(lambda: any(r.to_state == "session_expired" and (r.detail or {}).get("session_id") == gone
+                               for r in cluster.bus.since(0)), 30, "the crashed session's expiry")
+
+    def old_state(broker) -> dict:
+        client = broker.session._client
+        return {"the kazoo client": client, "its connection": client._connection, "the cable": broker.cable,
+                "the controller": broker.controller, "its event manager": broker.controller.events,
+                "its watches": broker.controller.watches}
+
+    def follower():
+        return next(b for b in cluster.brokers.values() if not b.controller.is_active)
+
+    def active():
+        return next(b for b in cluster.brokers.values() if b.controller.is_active)
+
+    def refused_then_started(broker) -> dict:
+        """Started before ZooKeeper expired the crashed process's session: refused (its new
+        client's create answered ``NodeExists``), then started once it expired."""
+        assert not apply_fault(cluster, "start_broker", {"broker": broker.id}).ok
+        refused = {"the refused start's client": broker.session._client}
+        expired(broker)
+        act(broker, "start_broker")
+        return refused
+
+    paths = [  # what the brokers of a class go through
+        ("a follower's controlled shutdown", follower, "shutdown_broker", lambda broker: act(broker, "start_broker")),
+        ("a follower's crash", follower, "crash_broker",
+         lambda broker: (expired(broker), act(broker, "start_broker"), {})[-1]),
+        ("the controller's exit", active, "stop_broker", lambda broker: act(broker, "start_broker")),
+        ("the controller's crash and a start too early", active, "crash_broker", refused_then_started),
+    ]
     try:
-        for stop in ("shutdown_broker", "crash_broker"):
-            # kazoo's own ``create`` leaves a cycle of closures that holds its client until the
-            # next young collection: gone now, while the client it holds still runs.
+        for what, which, stop, restart in paths:
+            # kazoo's own requests may leave cycles that hold the client until the next young
+            # collection (``ensure_path``): gone now, while the client they hold still runs.
             gc.collect()
             gc.disable()
-            client = broker.session._client
-            old = {"the kazoo client": client, "its connection": client._connection, "the cable": broker.cable,
-                   "the controller": broker.controller, "its event manager": broker.controller.events}
-            refs = {what: weakref.ref(o) for what, o in old.items()}
-            del client, old
-            act(stop)
-            act("start_broker")  # drops the stopped process's session and controller
-            alive = lambda: [what for what, ref in refs.items() if ref() is not None]  # noqa: E731
+            broker = which()
+            old = old_state(broker)
+            refs = {name: weakref.ref(o) for name, o in old.items()}
+            del old
+            act(broker, stop)
+            later = restart(broker) or {}  # drops the stopped process's session and controller
+            refs.update({name: weakref.ref(o) for name, o in later.items()})
+            del later, broker
+            alive = lambda: [name for name, ref in refs.items() if ref() is not None]  # noqa: E731
             try:
                 wait_until(lambda: not alive(), 10, "")
             except AssertionError:
-                raise AssertionError(f"after a {stop}, still alive with the collector off: {alive()}") from None
+                raise AssertionError(f"after {what}, still alive with the collector off: {alive()}") from None
+            gc.enable()
     finally:
         gc.enable()
         cluster.close()

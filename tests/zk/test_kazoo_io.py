@@ -4,12 +4,15 @@ wait and deferred wake-ups."""
 
 from __future__ import annotations
 
+import gc
 import random
 import socket
 import threading
+import weakref
 
 import pytest
 from kazoo.exceptions import NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from backend.runtime.cluster import ensemble_answers_multi_read
 from backend.zkserver.four_letter import server_version
@@ -155,6 +158,44 @@ def test_poll_select_reports_the_ready_objects_as_select_does():
     finally:
         for s in (a, b, c, d):
             s.close()
+
+
+# -- answers ----------------------------------------------------------------------------------
+def test_a_refused_request_leaves_no_cycle_for_the_collector(client):
+    """kazoo's ``AsyncResult.get`` raised from a frame holding the result, which holds the
+    exception: a cycle holding every frame up to the catcher (a broker's old client, its
+    controller) until a full collection. Ours raises the same exception and leaves none."""
+    gc.collect()
+    gc.disable()
+    try:
+        result = client.get_async("/missing")
+        with pytest.raises(NoNodeError):
+            result.get()
+        gone = weakref.ref(result)
+        del result
+        assert gone() is None, "the refused request's result is kept by a reference cycle"
+    finally:
+        gc.enable()
+
+
+def test_a_result_answers_as_kazoos_does():
+    handler = PollingThreadingHandler()
+    answered = handler.async_result()
+    answered.set({"a": 1})
+    assert answered.get() == {"a": 1} and answered.get(block=False) == {"a": 1}
+    refused = handler.async_result()
+    refused.set_exception(NoNodeError("/x"))
+    for _ in range(2):  # asked again, the same exception again
+        with pytest.raises(NoNodeError, match="/x"):
+            refused.get()
+    pending = handler.async_result()
+    with pytest.raises(KazooTimeoutError):
+        pending.get(block=False)
+    with pytest.raises(KazooTimeoutError):
+        pending.get(timeout=0.01)
+    later = handler.async_result()
+    threading.Timer(0.05, later.set, ("late",)).start()
+    assert later.get(timeout=30) == "late"
 
 
 # -- jitter ------------------------------------------------------------------------------------

@@ -98,6 +98,7 @@ class KafkaController:
     def shutdown(self) -> None:
         self.cancel_rebalance()
         self.events.close()
+        self.watches.close()
 
     # -- the ZooKeeper session (kazoo's thread: only put events) -------------------------------
     def on_session_lost(self) -> QueuedEvent:
