@@ -14,6 +14,7 @@ with one ``poll``: ≈ 1.5 µs a wait against ≈ 6 µs through a ``PollSelector
 
 from __future__ import annotations
 
+import copy
 import math
 import select as select_module
 import threading
@@ -121,8 +122,10 @@ class QuietAsyncResult(AsyncResult):
     refused at start (``NodeExists``), a controller's requests cut off by its session's end — so
     a restarted broker's old state waited for the cyclic collector, which a class of 200 makes
     take seconds (issue 14, thirty-seventh round). Here the raising frame lets go of the result
-    and the exception before the traceback keeps it. Same outcomes as kazoo's: the value, the
-    stored exception, or kazoo's time-out when nothing came in time."""
+    and the exception before the traceback keeps it, and what is raised is a copy of the stored
+    exception: a caller's frame that holds the result (``r = x_async(); r.get()``) is in the
+    copy's traceback, but the result holds only the original, which has none. Same outcomes as
+    kazoo's: the value, the stored exception's type and arguments, or kazoo's time-out."""
 
     def set_exception(self, exception: BaseException) -> None:
         """Kept without the traceback it was raised with: kazoo's callbacks store what they caught
@@ -139,10 +142,21 @@ class QuietAsyncResult(AsyncResult):
             exception = self._timeout_factory()
         elif exception is None:
             return value
+        else:
+            exception = _copied(exception)
         try:
             raise exception
         finally:
             del self, exception
+
+
+def _copied(exception: BaseException) -> BaseException:
+    """A copy of ``exception`` without its traceback (kazoo's are plain: a type and its
+    arguments); the exception itself when it cannot be copied."""
+    try:
+        return copy.copy(exception).with_traceback(None)
+    except Exception:  # noqa: BLE001 - an exception type that cannot be rebuilt from its arguments
+        return exception
 
 
 class _WakeSocket:

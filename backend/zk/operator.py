@@ -29,6 +29,7 @@ from backend.zk.admin import AdminZkClient
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.observer import ZkObserver
 from backend.zk.session_loop import use_session_loop
+from backend.zk.teardown import unlink
 
 START_TIMEOUT_S = 15
 SESSION_TIMEOUT_S = 30.0
@@ -96,6 +97,7 @@ class OperatorSession:
         finally:
             self._client.stop()
             self._client.close()
+            unlink(self._client)  # its state dies with the sandbox, not in a later full collection
 
     def _delete_chroot(self) -> None:
         with _root_session(self.zk_hosts) as root:
@@ -243,6 +245,7 @@ class _root_session:
     def __exit__(self, *exc) -> None:
         self._client.stop()
         self._client.close()
+        unlink(self._client)  # one a sandbox made or closed: left to the cyclic collector otherwise
 
 
 class _EphemeralWatch:
