@@ -54,7 +54,8 @@ if str(ROOT) not in sys.path:
 
 from bench import server_threads  # noqa: E402
 from bench.app_server import AppServer, Refused  # noqa: E402
-from bench.measure import (archived, by_minute, children, cpu_seconds, during_a_pause, gc_pause_stats,  # noqa: E402
+from bench.load_watch import LoadWatch  # noqa: E402
+from bench.measure import (archived, by_minute, children, during_a_pause, gc_pause_stats,  # noqa: E402
                            gc_pauses, latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
 from bench.process_tree import tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from bench.socket_clients import MIXES, ClientPool, Watcher, demo_fault, drive_faults, fault_result  # noqa: E402
@@ -175,42 +176,6 @@ def demo_driver(server: AppServer, class_id: str, seconds: float, interval: floa
     return thread
 
 
-class LoadWatch(threading.Thread):
-    """The worker's own lateness (``/healthz``'s ``load``, ``web/load_guard.py``) read every
-    second of the class: how far behind it ran, and for how long it refused students' faults.
-    A tree without the guard answers without ``load``: the summary is then empty."""
-
-    def __init__(self, server: AppServer, seconds: float) -> None:
-        super().__init__(daemon=True)
-        self.server, self.seconds, self.samples = server, seconds, []
-        self.stolen: list[tuple[float, float]] = []
-        """(wall ms, the machine's stolen CPU seconds so far) every second: ``by_minute``'s."""
-        self.start()
-
-    def run(self) -> None:
-        end = time.monotonic() + self.seconds
-        while time.monotonic() < end:
-            self.stolen.append((time.time() * 1000, machine_stolen_seconds()))
-            try:
-                load = self.server.http.get(f"{self.server.url}healthz", timeout=5).json().get("load")
-            except Exception:  # noqa: BLE001 - a missed sample; the class goes on
-                load = None
-            if load:
-                self.samples.append(load)
-            time.sleep(1)
-
-    def summary(self) -> dict:
-        if not self.samples:
-            return {}
-        return {"lag": latency_stats([s["lag_ms"] for s in self.samples]),
-                "zk_lag": latency_stats([s["zk_lag_ms"] for s in self.samples if "zk_lag_ms" in s]),
-                # The worker's sessions whose connection dropped, or that expired, over the class.
-                **{f"zk_{what}": self.samples[-1][f"zk_{what}"] - self.samples[0][f"zk_{what}"]
-                   for what in ("dropped", "expired") if f"zk_{what}" in self.samples[0]},
-                "seconds_refusing": sum(1 for s in self.samples if s["shedding"]),
-                "refused": self.samples[-1]["refused"] - self.samples[0]["refused"]}
-
-
 def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str, args, tmp: Path) -> dict:
     data = Path(tempfile.mkdtemp(prefix=f"data-{name}-", dir=tmp))  # a variant may be listed twice, to alternate
     server = AppServer(hosts, data, args.threads, source=source, serve_args=serve_args,
@@ -248,7 +213,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         pool = ClientPool(server.url, created, args.client_procs, target=classroom_process)
         joined = pool.wait_ready()
         demo: list = []
-        threads0 = {pid: (server_threads.snapshot(pid), cpu_seconds(pid)) for pid in children(server.proc.pid)} \
+        threads0 = server_threads.workers_snapshot(children(server.proc.pid)) \
             if args.thread_account else {}
         rss1 = tree_rss_mb(server.proc.pid)
         c1, t1, k1, w1 = tree_cpu_seconds(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
@@ -262,7 +227,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         c2, t2, k2, w2 = tree_cpu_seconds(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy2, stolen2 = machine_busy_seconds(), machine_stolen_seconds()
         rss2 = tree_rss_mb(server.proc.pid)
-        threads = thread_account(args.thread_account, threads0, t2 - t1)
+        threads = server_threads.workers_account(args.thread_account, threads0, t2 - t1)
     finally:
         if pool is not None:
             pool.close()
@@ -331,21 +296,6 @@ def _slowest_during_pause(faults: list[dict], pauses: list[dict]) -> str:
     slowest = made[:max(1, len(made) // 100)]
     waits = [(f["sent_ms"] / 1000, (f["sent_ms"] + f["made_ms"]) / 1000) for f in slowest]
     return f"{during_a_pause(waits, pauses, 20.0)} of {len(slowest)}"
-
-
-def thread_account(py_spy: str | None, before: dict[int, tuple[dict[int, int], float]],
-                   seconds: float) -> dict[str, float]:
-    """The workers' CPU over the class by kind of thread (``bench/server_threads.py``), summed
-    over the workers; empty without ``--thread-account``."""
-    total: Counter = Counter()
-    for pid, (threads, cpu) in before.items():
-        try:
-            after, spent = server_threads.snapshot(pid), cpu_seconds(pid) - cpu
-        except OSError:
-            continue  # a worker that died
-        total.update(server_threads.account(threads, after, server_threads.names(py_spy, pid), seconds,
-                                            round(spent * 1e9)))
-    return {name: round(pct, 2) for name, pct in total.most_common()}
 
 
 def main(argv: list[str] | None = None) -> int:

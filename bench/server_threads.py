@@ -16,6 +16,8 @@ import re
 import subprocess
 from collections import Counter
 
+from bench.measure import cpu_seconds
+
 
 def snapshot(pid: int | str = "self") -> dict[int, int]:
     """CPU nanoseconds so far of each thread of ``pid`` (default: this process)."""
@@ -53,6 +55,25 @@ def account(before: dict[int, int], after: dict[int, int], named: dict[int, str]
         groups[name] += spent
     groups["(ended in the window)"] += max(0, process_ns - sum(groups.values()))
     return {name: round(100 * ns / 1e9 / seconds, 2) for name, ns in groups.most_common() if ns > 0}
+
+
+def workers_snapshot(pids) -> dict[int, tuple[dict[int, int], float]]:
+    """Each worker's threads' CPU and its own, at a window's start: :func:`workers_account`'s."""
+    return {pid: (snapshot(pid), cpu_seconds(pid)) for pid in pids}
+
+
+def workers_account(py_spy: str | None, before: dict[int, tuple[dict[int, int], float]],
+                    seconds: float) -> dict[str, float]:
+    """The workers' CPU over the window since ``before`` by kind of thread, summed over the
+    workers (``bench/classroom.py --thread-account``)."""
+    total: Counter = Counter()
+    for pid, (threads, cpu) in before.items():
+        try:
+            after, spent = snapshot(pid), cpu_seconds(pid) - cpu
+        except OSError:
+            continue  # a worker that died
+        total.update(account(threads, after, names(py_spy, pid), seconds, round(spent * 1e9)))
+    return {name: round(pct, 2) for name, pct in total.most_common()}
 
 
 def kind(name: str) -> str:

@@ -40,13 +40,13 @@ is read (Kafka retries without a bound; each try is a new race with another sess
 
 def create_async(zk: KazooClient, path: str, value: bytes, ephemeral: bool = False, sequence: bool = False,
                  include_data: bool = False) -> AsyncResult:
-    """kazoo's ``create_async`` for what the brokers create — no ``makepath`` — without its
-    closures: kazoo's create wraps three functions that refer to each other and to the client,
-    a reference cycle for every create, which keeps the client and whatever its answer holds (a
-    refused start's ``NodeExists`` and the frames it was raised through) until the cyclic
-    collector runs (issue 14, thirty-seventh round). Same request (``Create``, or ``Create2``
-    with ``include_data``), same answer; the created path comes back with the chroot (a
-    sequential znode's name: :meth:`KafkaZkClient.create_isr_change_notification`)."""
+    """kazoo's ``create_async`` for what the brokers and the admin create (no ``makepath``),
+    without its closures: kazoo's create wraps three functions that refer to each other and to the
+    client, a reference cycle for every create, which keeps the client and whatever its answer
+    holds (a refused start's ``NodeExists`` and the frames it was raised through) until the cyclic
+    collector runs (issue 14, thirty-seventh round). Same request (``Create``, or ``Create2`` with
+    ``include_data``), same answer; the created path comes back with the chroot (a sequential
+    znode's name: :meth:`KafkaZkClient.create_isr_change_notification`)."""
     result = zk.handler.async_result()
     request = Create2 if include_data else Create
     zk._call(request(_prefix_root(zk.chroot, path, trailing=sequence), value, OPEN_ACL_UNSAFE,
