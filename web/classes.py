@@ -167,8 +167,8 @@ class ClassRegistry:
         if room.session is None:
             raise ApiError(409, "the class has no session to copy yet")
         applied = room.session.applied
-        if applied is None:
-            raise ApiError(409, "the class session keeps no faults to replay")  # only class sessions are
+        if applied is None:  # every class session keeps them (SandboxManager._keep_applied)
+            raise ApiError(409, "this class's session kept no list of its faults: start a new class session")
         if applied.beyond:
             raise ApiError(409, f"the class session has applied {applied.limit + applied.beyond} faults, and a "
                                 f"copy replays at most {applied.limit}, each in turn: start a new class "

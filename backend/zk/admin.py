@@ -28,7 +28,7 @@ from backend.core.errors import (
 from backend.core.model import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 from . import codec, paths
-from .client import create_async
+from .client import create_async, create_recursive
 from .admin_validation import (
     AdminOperationException, TopicAlreadyMarkedForDeletionException, broker_list, new_partition_assignment,
     topics_collide, validate_assignment, validate_topic_config, validate_topic_name,
@@ -69,7 +69,7 @@ class AdminZkClient:
         try:
             created = self._wait(create_async(self.zk, path, data, sequence=sequence))
         except NoNodeError:
-            self._wait(self.zk.ensure_path_async(path.rsplit("/", 1)[0] or "/"))
+            create_recursive(self.zk, path.rsplit("/", 1)[0] or "/", self.timeout)
             created = self._wait(create_async(self.zk, path, data, sequence=sequence))
         return self.zk.unchroot(created)
 

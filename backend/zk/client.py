@@ -54,6 +54,24 @@ def create_async(zk: KazooClient, path: str, value: bytes, ephemeral: bool = Fal
     return result  # a request refused before it is sent (the client closed) has its exception set
 
 
+def create_recursive(zk: KazooClient, path: str, timeout: float = TIMEOUT_S) -> None:
+    """Kafka's ``createRecursive`` with ``throwIfPathExists = false`` (an empty persistent znode
+    and its missing parents, parents first), as kazoo's ``ensure_path`` made it — create, and on
+    ``NoNode`` make the parent the same way and create again — without kazoo's closures, whose
+    cycles held the client: a cluster's settle froze them with the first broker's client
+    (``backend/runtime/heap.py``), which then outlived the broker's restart for the class."""
+    try:
+        create_async(zk, path, b"").get(timeout=timeout)
+    except NodeExistsError:
+        return
+    except NoNodeError:
+        create_recursive(zk, path.rsplit("/", 1)[0] or "/", timeout)
+        try:
+            create_async(zk, path, b"").get(timeout=timeout)
+        except NodeExistsError:
+            return
+
+
 class KafkaZkClient:
     def __init__(self, zk: KazooClient, multi_read: bool = False) -> None:
         """``multi_read``: every server of the ensemble answers ``multiRead`` (3.6+); the
@@ -79,7 +97,7 @@ class KafkaZkClient:
         request) must not wait for ever on a ZooKeeper that does not take the connection back."""
         for path, look in zip(paths.PERSISTENT_PATHS, self.reader.get_many(paths.PERSISTENT_PATHS)):
             if isinstance(look, NoNodeError):
-                self.zk.ensure_path_async(path).get(timeout=TIMEOUT_S)
+                create_recursive(self.zk, path)
             elif isinstance(look, Exception):
                 raise look
 
@@ -131,7 +149,7 @@ class KafkaZkClient:
         current = self.get_controller_epoch()
         if current is None:
             try:
-                self.zk.create(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
+                create_async(self.zk, paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0)).get()
             except NodeExistsError:
                 pass
             current = self.get_controller_epoch()

@@ -26,6 +26,7 @@ from backend.core.model import LeaderIsrAndControllerEpoch, TopicPartition
 from backend.core.records import Record
 from backend.zk import codec, paths
 from backend.zk.admin import AdminZkClient
+from backend.zk.client import create_recursive
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.observer import ZkObserver
 from backend.zk.session_loop import use_session_loop
@@ -70,7 +71,7 @@ class OperatorSession:
 
     def start(self) -> None:
         with _root_session(self.zk_hosts) as root:
-            root.ensure_path(self.chroot)
+            create_recursive(root, self.chroot, START_TIMEOUT_S)
         self._chroot_made = True
         self._client.start(timeout=START_TIMEOUT_S)
 
@@ -236,7 +237,7 @@ class _root_session:
     or closed (docs/performance.md, issue 14, twentieth round)."""
 
     def __init__(self, zk_hosts: str) -> None:
-        self._client = use_session_loop(KazooClient(hosts=zk_hosts))
+        self._client = use_session_loop(KazooClient(hosts=zk_hosts, handler=PollingThreadingHandler()))
 
     def __enter__(self) -> KazooClient:
         self._client.start(timeout=START_TIMEOUT_S)

@@ -96,8 +96,13 @@ class KafkaController:
         self.events.start()
 
     def shutdown(self) -> None:
-        self.cancel_rebalance()
+        """Kafka's order: the event thread first (``eventManager.close()``), then what
+        ``onControllerResignation`` stops. Cancelled first, the rebalance could be scheduled
+        again by an ``AutoPreferredReplicaLeaderElection`` the thread was still processing: a
+        timer armed for ``leader.imbalance.check.interval.seconds`` that held the shut-down
+        controller and its old session that long (a slow CI run caught it)."""
         self.events.close()
+        self.cancel_rebalance()
         self.watches.close()
 
     # -- the ZooKeeper session (kazoo's thread: only put events) -------------------------------
