@@ -65,7 +65,10 @@ def create_recursive(zk: KazooClient, path: str, timeout: float = TIMEOUT_S) -> 
     except NodeExistsError:
         return
     except NoNodeError:
-        create_recursive(zk, path.rsplit("/", 1)[0] or "/", timeout)
+        parent = path.rsplit("/", 1)[0] or "/"
+        if parent == path:
+            raise  # "/" of a client whose chroot is missing: nothing above it to make
+        create_recursive(zk, parent, timeout)
         try:
             create_async(zk, path, b"").get(timeout=timeout)
         except NodeExistsError:

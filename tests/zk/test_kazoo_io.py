@@ -187,6 +187,23 @@ def test_a_refused_request_leaves_no_cycle_for_the_collector(client):
         gc.enable()
 
 
+def test_create_recursive_makes_parents_first_and_stops_at_a_missing_chroot(zk_hosts, chroot):
+    from backend.zk.client import create_recursive
+
+    root = started_client(zk_hosts, handler=PollingThreadingHandler())
+    lost = started_client(zk_hosts + chroot + "/not-made/either", handler=PollingThreadingHandler())
+    try:
+        create_recursive(root, chroot + "/a/b/c")
+        create_recursive(root, chroot + "/a/b/c")  # there already: nothing to do, no error
+        made = [root.exists(chroot + p).czxid for p in ("/a", "/a/b", "/a/b/c")]
+        assert made == sorted(made) and root.get(chroot + "/a/b/c")[0] == b""
+        with pytest.raises(NoNodeError):  # "/" is the chroot, whose parent is missing too: no loop
+            create_recursive(lost, "/x/y")
+    finally:
+        close_client(lost)
+        close_client(root)
+
+
 def test_a_result_answers_as_kazoos_does():
     handler = PollingThreadingHandler()
     answered = handler.async_result()

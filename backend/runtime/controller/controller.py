@@ -100,7 +100,8 @@ class KafkaController:
         ``onControllerResignation`` stops. Cancelled first, the rebalance could be scheduled
         again by an ``AutoPreferredReplicaLeaderElection`` the thread was still processing: a
         timer armed for ``leader.imbalance.check.interval.seconds`` that held the shut-down
-        controller and its old session that long (a slow CI run caught it)."""
+        controller and its old session that long (found while looking for another cause of a
+        shut-down controller's session outliving it, issue 14, thirty-seventh round)."""
         self.events.close()
         self.cancel_rebalance()
         self.watches.close()
