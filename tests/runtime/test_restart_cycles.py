@@ -77,8 +77,10 @@ def scenario(zk_hosts: str, chroot: str) -> None:
     ]
     try:
         for what, which, stop, restart in paths:
-            # kazoo's own requests may leave cycles that hold the client until the next young
-            # collection (``ensure_path``): gone now, while the client they hold still runs.
+            # Start from a collected heap: what is left is what the path itself leaves. (Garbage
+            # the cluster's settle froze is not collected here: kazoo's ensure_path and create
+            # closures from the first start held the first controller's client so, until they
+            # went, backend.zk.client.create_recursive.)
             gc.collect()
             gc.disable()
             broker = which()
