@@ -28,7 +28,7 @@ from backend.core.errors import (
 from backend.core.model import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 from . import codec, paths
-from .client import create_async, create_recursive
+from .client import create_recursive
 from .admin_validation import (
     AdminOperationException, TopicAlreadyMarkedForDeletionException, broker_list, new_partition_assignment,
     topics_collide, validate_assignment, validate_topic_config, validate_topic_name,
@@ -64,14 +64,10 @@ class AdminZkClient:
         return self._wait(self.zk.exists_async(path)) is not None
 
     def _create(self, path: str, data: bytes = b"", sequence: bool = False) -> str:
-        """kazoo's create with ``makepath``, without kazoo's cycle of closures for every create
-        (``backend.zk.client.create_async``): the parents are made only when missing."""
-        try:
-            created = self._wait(create_async(self.zk, path, data, sequence=sequence))
-        except NoNodeError:
-            create_recursive(self.zk, path.rsplit("/", 1)[0] or "/", self.timeout)
-            created = self._wait(create_async(self.zk, path, data, sequence=sequence))
-        return self.zk.unchroot(created)
+        """kazoo's create with ``makepath`` was; Kafka's ``createRecursive`` is
+        (``backend.zk.client.create_recursive``): a znode already there is an error here."""
+        return self.zk.unchroot(create_recursive(self.zk, path, data, sequence=sequence, throw_if_path_exists=True,
+                                                 timeout=self.timeout))
 
     # -- readers -------------------------------------------------------------------------------
     def list_topics(self) -> list[str]:

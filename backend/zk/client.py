@@ -54,25 +54,27 @@ def create_async(zk: KazooClient, path: str, value: bytes, ephemeral: bool = Fal
     return result  # a request refused before it is sent (the client closed) has its exception set
 
 
-def create_recursive(zk: KazooClient, path: str, timeout: float = TIMEOUT_S) -> None:
-    """Kafka's ``createRecursive`` with ``throwIfPathExists = false`` (an empty persistent znode
-    and its missing parents, parents first), as kazoo's ``ensure_path`` made it — create, and on
-    ``NoNode`` make the parent the same way and create again — without kazoo's closures, whose
-    cycles held the client: a cluster's settle froze them with the first broker's client
-    (``backend/runtime/heap.py``), which then outlived the broker's restart for the class."""
+def create_recursive(zk: KazooClient, path: str, value: bytes = b"", sequence: bool = False,
+                     throw_if_path_exists: bool = False, timeout: float = TIMEOUT_S) -> str | None:
+    """Kafka's ``createRecursive``: create ``path`` (persistent), and on ``NoNode`` make its missing
+    parents (empty, parents first) and create it again; a ``path`` that exists is fine unless
+    ``throw_if_path_exists``. Returns the created path (with the chroot: a sequential znode's
+    name), or ``None`` when it existed. kazoo's ``ensure_path`` and ``makepath`` did this with
+    closures whose cycles held the client: a cluster's settle froze them with the first broker's
+    client (``backend/runtime/heap.py``), which then outlived the broker's restart for the class."""
     try:
-        create_async(zk, path, b"").get(timeout=timeout)
-    except NodeExistsError:
-        return
-    except NoNodeError:
-        parent = path.rsplit("/", 1)[0] or "/"
-        if parent == path:
-            raise  # "/" of a client whose chroot is missing: nothing above it to make
-        create_recursive(zk, parent, timeout)
         try:
-            create_async(zk, path, b"").get(timeout=timeout)
-        except NodeExistsError:
-            return
+            return create_async(zk, path, value, sequence=sequence).get(timeout=timeout)
+        except NoNodeError:
+            parent = path.rsplit("/", 1)[0] or "/"
+            if parent == path:
+                raise  # "/" of a client whose chroot is missing: nothing above it to make
+            create_recursive(zk, parent, timeout=timeout)
+            return create_async(zk, path, value, sequence=sequence).get(timeout=timeout)
+    except NodeExistsError:
+        if throw_if_path_exists:
+            raise
+        return None
 
 
 class KafkaZkClient:

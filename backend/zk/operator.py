@@ -30,7 +30,7 @@ from backend.zk.client import create_recursive
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.observer import ZkObserver
 from backend.zk.session_loop import use_session_loop
-from backend.zk.teardown import unlink
+from backend.zk.teardown import end
 
 START_TIMEOUT_S = 15
 SESSION_TIMEOUT_S = 30.0
@@ -71,7 +71,7 @@ class OperatorSession:
 
     def start(self) -> None:
         with _root_session(self.zk_hosts) as root:
-            create_recursive(root, self.chroot, START_TIMEOUT_S)
+            create_recursive(root, self.chroot, timeout=START_TIMEOUT_S)
         self._chroot_made = True
         self._client.start(timeout=START_TIMEOUT_S)
 
@@ -96,9 +96,7 @@ class OperatorSession:
             if delete_chroot:
                 self._delete_chroot()
         finally:
-            self._client.stop()
-            self._client.close()
-            unlink(self._client)  # its state dies with the sandbox, not in a later full collection
+            end(self._client)  # its state dies with the sandbox, not in a later full collection
 
     def _delete_chroot(self) -> None:
         with _root_session(self.zk_hosts) as root:
@@ -244,9 +242,7 @@ class _root_session:
         return self._client
 
     def __exit__(self, *exc) -> None:
-        self._client.stop()
-        self._client.close()
-        unlink(self._client)  # one a sandbox made or closed: left to the cyclic collector otherwise
+        end(self._client)  # one a sandbox made or closed: left to the cyclic collector otherwise
 
 
 class _EphemeralWatch:

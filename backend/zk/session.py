@@ -28,7 +28,7 @@ from backend.zk.cable import Cable
 from backend.zk.client import KafkaZkClient
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.session_loop import use_session_loop
-from backend.zk.teardown import unlink
+from backend.zk.teardown import end
 from backend.zk.watches import SessionState, session_state
 
 START_TIMEOUT_S = 15
@@ -64,11 +64,9 @@ class ZkSession:
 
     def close(self) -> None:
         try:
-            self._client.stop()
-            self._client.close()
+            end(self._client)  # its state then dies with this session, not in a full collection
         except Exception:  # noqa: BLE001 - the session may already be gone
             pass
-        unlink(self._client)  # its state then dies with this session, not in a full collection
 
     def expire(self, hosts: str) -> None:
         """ZooKeeper expires this session now. ``hosts`` reaches ZooKeeper directly (with the

@@ -4,8 +4,9 @@ kazoo's client is full of reference cycles (its connection, its retry policies' 
 recipe partials), and ours adds some (the broker's cable, the session loop's wake-up). A
 broker's restart drops a stopped client: left as cycles, ~280 objects a restart waited for a
 full collection, and in a class of 200 those collections took 4-5 s and expired the class's
-sessions (docs/performance.md, issue 14, thirty-sixth round). ``ZkSession.close`` calls
-:func:`unlink` once kazoo's own ``close`` is done.
+sessions (docs/performance.md, issue 14, thirty-sixth round). Every session of the lab (a
+broker's ``ZkSession``, a sandbox's operator session, the short root session) ends with
+:func:`end`, which calls :func:`unlink` once kazoo's own ``close`` is done.
 """
 
 from __future__ import annotations
@@ -40,6 +41,16 @@ def unlink(client: KazooClient) -> None:
             delattr(client, name)
     client.retry = _closed_retry  # kazoo's closes over the client
     client._connection = None  # the loop may still hold the connection a moment (a late wake-up)
+
+
+def end(client: KazooClient) -> None:
+    """How every session of the lab ends: ``stop`` and ``close`` (kazoo's), then :func:`unlink`,
+    also when kazoo's raised (a session already gone)."""
+    try:
+        client.stop()
+        client.close()
+    finally:
+        unlink(client)
 
 
 def _closed_retry(*args, **kwargs):

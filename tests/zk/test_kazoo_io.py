@@ -11,7 +11,7 @@ import threading
 import weakref
 
 import pytest
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from backend.runtime.cluster import ensemble_answers_multi_read
@@ -194,8 +194,10 @@ def test_create_recursive_makes_parents_first_and_stops_at_a_missing_chroot(zk_h
     with pytest.warns(UserWarning, match="No chroot path exists"):  # kazoo says so at start, rightly
         lost = started_client(zk_hosts + chroot + "/not-made/either", handler=PollingThreadingHandler())
     try:
-        create_recursive(root, chroot + "/a/b/c")
-        create_recursive(root, chroot + "/a/b/c")  # there already: nothing to do, no error
+        assert create_recursive(root, chroot + "/a/b/c") == chroot + "/a/b/c"
+        assert create_recursive(root, chroot + "/a/b/c") is None  # there already: nothing to do, no error
+        with pytest.raises(NodeExistsError):  # unless asked (the admin's creates)
+            create_recursive(root, chroot + "/a/b/c", throw_if_path_exists=True)
         made = [root.exists(chroot + p).czxid for p in ("/a", "/a/b", "/a/b/c")]
         assert made == sorted(made) and root.get(chroot + "/a/b/c")[0] == b""
         with pytest.raises(NoNodeError):  # "/" is the chroot, whose parent is missing too: no loop
