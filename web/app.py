@@ -120,7 +120,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                         json=sockets.BoundedJson, serializer=sockets.JsonPacket,
                         **({"client_manager": WorkerQueue(url)} if url else {}))
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
-    cap = capacity(app.config["MAX_SANDBOXES"])
+    cap = capacity(app.config["MAX_SANDBOXES"], app.config["RECORD_HISTORY"])
     guard = LoadGuard(app.config["SHED_AFTER_MS"], zk_loop=SessionLoop.in_this_process,
                       zk_limit_ms=app.config["SHED_ZK_AFTER_MS"])
     workers = Workers(url, cap, app.config["MAX_SANDBOXES_PER_CLIENT"], on_gone=sandboxes_gone(socketio)) \

@@ -13,13 +13,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-MB_PER_SANDBOX = 12
-"""Memory budget of one sandbox: 1.3 MB measured in the app process (its ~26 threads, bus, view,
-replay writer), its chroot's znodes, sessions and watches in ZooKeeper, and the records a busy
-sandbox keeps in memory: up to 20,000, packed at ~270 bytes each, 5.4 MB (as objects they took
-~2.5 KB each, 50 MB, which this budget did not cover: issue 14, tenth round) — rounded up,
-because running out of memory fails every sandbox at once while a refusal fails only one
-request."""
+from backend.runtime.record_bus import HISTORY
+
+SANDBOX_BASE_MB = 5
+"""Memory budget of one sandbox besides its kept records: 1.3 MB measured in the app process (its
+~26 threads, view, replay writer), its chroot's znodes, sessions and watches in ZooKeeper —
+rounded up, because running out of memory fails every sandbox at once while a refusal fails only
+one request."""
+KEPT_RECORD_BYTES = 350
+"""What one record a sandbox's bus keeps costs, packed (``Record.packed``): 345 bytes on average
+over 78,630 records of the test suite's replay logs, with the deque's slot (issue 14, thirty-eighth
+round; as objects they took ~2.5 KB each, which the budget once missed: tenth round)."""
 SANDBOXES_PER_CORE = 50
 """CPU budget: an idle sandbox costs under 0.1 % of a core and a fault 52 ms through the whole
 server, so 100 sandboxes whose students act every 10 s keep one worker about 60 % busy: measured,
@@ -41,22 +45,38 @@ class Capacity:
     """In words, for the refusal and ``kclab serve``'s banner."""
 
 
-def default_capacity(memory_mb: int | None = None, cores: int | None = None) -> Capacity:
+def sandbox_mb(record_history: int = HISTORY) -> int:
+    """A sandbox's memory budget when its bus keeps ``record_history`` records (``RECORD_HISTORY``):
+    an operator who keeps more records per sandbox gets fewer sandboxes, not an out-of-memory."""
+    return SANDBOX_BASE_MB + max(1, round(record_history * KEPT_RECORD_BYTES / 1e6))
+
+
+MB_PER_SANDBOX = sandbox_mb()
+"""12 MB with the default ``RECORD_HISTORY`` (20,000 records, ~7 MB of them once a busy sandbox has
+made that many)."""
+
+
+def default_capacity(memory_mb: int | None = None, cores: int | None = None,
+                     record_history: int = HISTORY) -> Capacity:
     """The cap for this machine (or for ``memory_mb`` and ``cores``, as a test asks)."""
     memory_mb = machine_memory_mb() if memory_mb is None else memory_mb
     cores = machine_cores() if cores is None else cores
-    by_memory = max(0, memory_mb - RESERVED_MB) // MB_PER_SANDBOX
+    per_sandbox = sandbox_mb(record_history)
+    by_memory = max(0, memory_mb - RESERVED_MB) // per_sandbox
     by_cores = cores * SANDBOXES_PER_CORE
     cap = max(MIN_CAP, min(by_memory, by_cores))
     limit = "memory" if by_memory < by_cores else "cores"
     return Capacity(cap, f"{cap} is what {memory_mb / 1024:.1f} GB of memory and {cores} core(s) hold "
-                         f"({MB_PER_SANDBOX} MB and 1/{SANDBOXES_PER_CORE} of a core per sandbox; "
+                         f"({per_sandbox} MB and 1/{SANDBOXES_PER_CORE} of a core per sandbox; "
                          f"the {limit} decide)")
 
 
-def capacity(max_sandboxes: int | None) -> Capacity:
-    """``--max-sandboxes`` (``MAX_SANDBOXES``) when given, else what this machine holds."""
-    return default_capacity() if max_sandboxes is None else fixed_capacity(int(max_sandboxes))
+def capacity(max_sandboxes: int | None, record_history: int = HISTORY) -> Capacity:
+    """``--max-sandboxes`` (``MAX_SANDBOXES``) when given, else what this machine holds with
+    sandboxes that keep ``record_history`` records."""
+    if max_sandboxes is None:
+        return default_capacity(record_history=int(record_history))
+    return fixed_capacity(int(max_sandboxes))
 
 
 def fixed_capacity(sandboxes: int) -> Capacity:

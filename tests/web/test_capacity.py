@@ -5,7 +5,7 @@ so a class larger than half the cap gets its second hand-out too."""
 from __future__ import annotations
 
 from tests.support import wait_until
-from web.capacity import MB_PER_SANDBOX, RESERVED_MB, SANDBOXES_PER_CORE, capacity, default_capacity
+from web.capacity import MB_PER_SANDBOX, RESERVED_MB, SANDBOXES_PER_CORE, capacity, default_capacity, sandbox_mb
 
 INSTRUCTOR = "capacity-instructor-token"
 CAP = 5
@@ -18,6 +18,18 @@ def test_the_default_cap_is_what_memory_and_cores_hold():
     assert small.sandboxes == 30 and "the memory decide" in small.why and "8 core(s)" in small.why
     assert default_capacity(memory_mb=512, cores=1).sandboxes >= 1  # never zero: the page still works
     assert capacity(None).sandboxes >= 4 and capacity(7).sandboxes == 7 and "--max-sandboxes" in capacity(7).why
+
+
+def test_sandboxes_that_keep_more_records_are_fewer():
+    """``KCLAB_RECORD_HISTORY`` is memory: a sandbox keeps that many records for pages that catch
+    up, so the cap by memory counts them (and the words say the budget it used)."""
+    memory = RESERVED_MB + 60 * MB_PER_SANDBOX
+    assert default_capacity(memory_mb=memory, cores=8).sandboxes == 60  # the default history: 12 MB
+    bigger = default_capacity(memory_mb=memory, cores=8, record_history=100_000)
+    assert sandbox_mb(100_000) > 2 * MB_PER_SANDBOX
+    assert bigger.sandboxes == 60 * MB_PER_SANDBOX // sandbox_mb(100_000) and f"{sandbox_mb(100_000)} MB" in bigger.why
+    assert default_capacity(memory_mb=memory, cores=8, record_history=1_000).sandboxes > 60
+    assert capacity(None, 100_000).sandboxes <= capacity(None).sandboxes and capacity(7, 100_000).sandboxes == 7
 
 
 APP_CONFIG = {"INSTRUCTOR_TOKEN": INSTRUCTOR, "MAX_SANDBOXES": CAP}  # tests/web/conftest.py's app

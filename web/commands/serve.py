@@ -111,6 +111,12 @@ def run(args) -> int:
         print(f"kclab serve: KCLAB_INSTRUCTOR_TOKEN is {len(token)} characters; use {MIN_TOKEN_LENGTH} or more, "
               "e.g. python3 -c 'import secrets; print(secrets.token_urlsafe(24))'", file=sys.stderr)
         return 2
+    from web.commands.knobs import KnobError, knobs_from
+    try:
+        args.knobs = knobs_from(os.environ)  # checked before ZooKeeper, Redis or a worker starts
+    except KnobError as error:
+        print(f"kclab serve: {error}", file=sys.stderr)
+        return 2
     configure_logging(args.log_level)
     if args.data_dir:
         os.environ["KCLAB_DATA_DIR"] = args.data_dir
@@ -178,10 +184,8 @@ def _serve(args, hosts: str, zk_control, token: str) -> int:
         config["SHED_AFTER_MS"] = args.shed_after_ms
     if args.shed_zk_after_ms is not None:
         config["SHED_ZK_AFTER_MS"] = args.shed_zk_after_ms
-    for key in ("SWEEP_EVERY_S", "SWEEP_GRACE_S", "MAX_SANDBOXES_PER_CLIENT", "FAULTS_PER_SECOND", "FAULT_BURST",
-                "MAX_CLASSES", "MAX_STUDENTS_PER_CLASS", "COPY_THREADS"):
-        if os.environ.get(f"KCLAB_{key}"):  # operators' (and the hardening tests') knobs
-            config[key] = float(os.environ[f"KCLAB_{key}"])
+    config.update(args.knobs)  # operators' (and the hardening tests') KCLAB_ settings: web/commands/knobs.py
+    from backend.runtime.record_bus import HISTORY
     from web.capacity import capacity
     url = args.public_url or f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
     banner = (f"Kafka Controller Lab is serving at {url} (listening on {args.host}:{args.port})\n"
@@ -190,7 +194,7 @@ def _serve(args, hosts: str, zk_control, token: str) -> int:
               f"Class statistics (instructor): {url}stats#token={token}\n"
               f"Every recorded session (instructor): {url}replays#token={token}\n"
               f"ZooKeeper: {hosts} (each sandbox under /kclab/<session-id>)\n"
-              f"Sandboxes: at most {capacity(args.max_sandboxes).why}\n"
+              f"Sandboxes: at most {capacity(args.max_sandboxes, config.get('RECORD_HISTORY', HISTORY)).why}\n"
               f"Workers: {args.workers}{f' (message queue {args.redis})' if args.redis else ''}\nStop with Ctrl-C.")
     if args.dev:
         from web.app import create_app
