@@ -34,7 +34,7 @@ from web.scaleout import routes
 from web.scaleout.forward import Forwarder
 from web.scaleout.queue import WorkerQueue
 from web.scaleout.workers import Workers, gone_message
-from web.socket_cap import SocketCap
+from web.socket_cap import SocketCap, SocketPathsOnly
 from web.zk_health import ZkHealth
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,6 +119,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=app.config["MAX_CONTENT_LENGTH"],
                         json=sockets.BoundedJson, serializer=sockets.JsonPacket,
                         **({"client_manager": WorkerQueue(url)} if url else {}))
+    app.wsgi_app = SocketPathsOnly(app.wsgi_app)  # engineio's middleware only where it is needed
     health = ZkHealth(app.config["ZK_HOSTS"], on_change=lambda status: socketio.emit("zookeeper", status))
     cap = capacity(app.config["MAX_SANDBOXES"], app.config["RECORD_HISTORY"])
     guard = LoadGuard(app.config["SHED_AFTER_MS"], zk_loop=SessionLoop.in_this_process,

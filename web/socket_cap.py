@@ -49,3 +49,26 @@ class SocketCap:
         finally:
             with self._lock:
                 self.open -= 1
+
+
+class SocketPathsOnly:
+    """Flask-SocketIO's WSGI middleware for Socket.IO's paths alone; every other request goes
+    straight to the Flask app it wraps.
+
+    Under gunicorn, ``engineio.middleware.WSGIApp.__call__`` defines a class for *every* request,
+    to hand gunicorn's socket on the way eventlet names it, and a class is a reference cycle: 16
+    objects for the collector per API call, two thirds of the cyclic garbage a served class of 200
+    made (the rest is werkzeug's router), ~50 µs each made and collected, and paid inside the
+    young collections every request of the worker waits for (docs/performance.md, issue 14,
+    thirty-eighth round). Only a websocket's request needs that socket, and only Socket.IO's
+    requests need the middleware (it adds ``flask.app`` for the socket handlers)."""
+
+    def __init__(self, middleware) -> None:
+        self.middleware = middleware
+        self.flask = middleware.wsgi_app
+
+    def __call__(self, environ, start_response):
+        if environ.get("PATH_INFO", "").startswith(SOCKET_PATH):
+            return self.middleware(environ, start_response)
+        return self.flask(environ, start_response)
+
