@@ -142,12 +142,17 @@ def gc_pauses(files: list[Path], start: float, end: float) -> list[dict]:
 
 def gc_pause_stats(pauses: list[dict], window: float) -> dict[str, Any]:
     """Per generation: how many collections, the longest, and their sum as a share of the window
-    (a worker's threads all wait while one runs)."""
+    (a worker's threads all wait while one runs); and the most CPU one took (``max_cpu_ms``: the
+    collector's own work, where the length may include time the host stole), when the tree's log
+    has it (since the thirty-eighth round)."""
     out: dict[str, Any] = {}
     for generation in (0, 1, 2):
-        lengths = [pause["ms"] for pause in pauses if pause["gen"] == generation]
+        chosen = [pause for pause in pauses if pause["gen"] == generation]
+        lengths = [pause["ms"] for pause in chosen]
         out[f"gen{generation}"] = {"n": len(lengths), "max_ms": round(max(lengths, default=0.0), 1),
                                    "pct_of_window": round(sum(lengths) / 10 / window, 2)}
+        if all("cpu_ms" in pause for pause in chosen):
+            out[f"gen{generation}"]["max_cpu_ms"] = round(max((p["cpu_ms"] for p in chosen), default=0.0), 1)
     return out
 
 

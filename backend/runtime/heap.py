@@ -179,7 +179,9 @@ def release(frozen: int) -> None:
 
 def log_pauses(path: str | Path) -> Callable[[], None]:
     """Append a JSON line for every collection of this process from now on: when it began (wall
-    clock, s), its generation, how long it held the interpreter (ms) and what it freed.
+    clock, s), its generation, how long it held the interpreter (ms), the collecting thread's CPU
+    meanwhile (``cpu_ms``: on a VM whose host steals time, the part that was the collector's own
+    work; issue 14, thirty-eighth round) and what it freed.
 
     A collection stops every thread of the worker at once, so its length is a wait that every
     request and broadcast in flight shares. The classroom bench turns this on
@@ -188,14 +190,15 @@ def log_pauses(path: str | Path) -> Callable[[], None]:
     thread could be filling meanwhile (the write may let one run; none can start a collection
     until this one's callbacks have returned). Returns what stops the log."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    began = [0.0, 0.0]
+    began = [0.0, 0.0, 0.0]
 
     def note(phase: str, info: dict) -> None:
         if phase == "start":
-            began[:] = time.time(), time.perf_counter()
+            began[:] = time.time(), time.perf_counter(), time.thread_time()
             return
         os.write(fd, (f'{{"at": {began[0]:.4f}, "gen": {info["generation"]}, '
                       f'"ms": {(time.perf_counter() - began[1]) * 1000:.2f}, '
+                      f'"cpu_ms": {(time.thread_time() - began[2]) * 1000:.2f}, '
                       f'"collected": {info["collected"]}}}\n').encode())
     gc.callbacks.append(note)
 

@@ -255,6 +255,7 @@ def test_the_pause_log_has_a_line_per_collection_with_its_generation_and_length(
     full = lines[-1]
     assert full["gen"] == 2 and full["collected"] >= 200_000
     assert started - 1 <= full["at"] <= time.time() and full["ms"] > 1
+    assert 0.5 < full["cpu_ms"] <= full["ms"] + 1  # the collector's own work: no more than the pause
 
 
 def test_what_survives_a_middle_collection_while_clusters_run_is_frozen_too():
