@@ -51,3 +51,11 @@ def test_kclab_serve_refuses_a_wrong_setting_before_starting_anything():
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "kclab serve: KCLAB_COPY_THREADS='0' is not a whole number from 1 to 64" in result.stderr
     assert "Traceback" not in result.stderr and "ZooKeeper" not in result.stderr + result.stdout
+
+
+def test_kclab_serve_help_lists_every_setting_with_its_bounds():
+    result = subprocess.run([sys.executable, "-m", "web.cli", "serve", "--help"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    for name, knob in KNOBS.items():
+        assert f"KCLAB_{name} ({knob.low:,}-{knob.high:,}): {knob.what}" in result.stdout

@@ -40,6 +40,14 @@ KNOBS: dict[str, Knob] = {
 }
 
 
+def settings_help() -> str:
+    """The settings and their bounds, for ``kclab serve --help``."""
+    lines = ["settings from the environment (unset: the default; out of bounds: refused at start):"]
+    for name, knob in KNOBS.items():
+        lines.append(f"  KCLAB_{name} ({knob.low:,}-{knob.high:,}): {knob.what}")
+    return "\n".join(lines)
+
+
 class KnobError(ValueError):
     """A ``KCLAB_`` setting out of its bounds or not a number; the message says which and why."""
 

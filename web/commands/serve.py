@@ -40,8 +40,10 @@ def _positive(text: str) -> int:
 
 
 def register(subparsers) -> None:
+    from web.commands.knobs import settings_help
     parser = subparsers.add_parser("serve", help="run the web app (and an embedded ZooKeeper)",
-                                   description="Run Kafka Controller Lab's web app.")
+                                   description="Run Kafka Controller Lab's web app.", epilog=settings_help(),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--zk", metavar="HOST:PORT[,...]", help="use this ZooKeeper ensemble instead of an embedded one")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; "
                                                              "0.0.0.0 for a classroom)")
