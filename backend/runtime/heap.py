@@ -57,9 +57,10 @@ frozen, however often it runs.
 
 A cluster's state does not stay what its settle froze: every broker restart allocates a new
 process's state, and in a class brokers restart all the time. So while clusters run, what
-survives each middle collection is frozen too (:func:`_freeze_survivors`), and full collections
-only ever find what the last middle collections promoted: a ten-minute class of 200 students ran
-one of 4.5 s before (docs/performance.md, issue 14, thirty-sixth round).
+survives each young collection is frozen too (:func:`_freeze_survivors`), and middle and full
+collections find next to nothing: a ten-minute class of 200 students ran a full one of 4.5 s
+before survivors were frozen (thirty-sixth round), and middle ones of 160–250 ms while only a
+middle collection's survivors were (thirty-eighth round; docs/performance.md, issue 14).
 """
 
 from __future__ import annotations
@@ -94,23 +95,29 @@ _counting = False
 
 
 def _freeze_survivors(phase: str, info: dict) -> None:
-    """A ``gc.callbacks`` entry: after each middle-generation collection while clusters run, what
-    survived it (now the whole oldest generation: the last one froze the rest) is frozen too.
+    """A ``gc.callbacks`` entry: after each young or middle collection while clusters run, what
+    survived it (the middle and oldest generations: the last freeze took the rest) is frozen too.
 
     Brokers restart all through a class, and every start allocates a broker's state after its
     cluster's settle: by the end of a ten-minute class of 200 students that was most of the live
     heap, and the one full collection every five to nine minutes visited all of it for 4.5 s
     (docs/performance.md, issue 14, thirty-sixth round) — past the lab's 4 s session timeout, so
-    hundreds of sessions expired under the students. Frozen as it survives, it is never visited;
-    full collections then find only what the last middle collections promoted. What was frozen
-    here and later dies as a cycle waits, frozen, for the next unfreeze (``release``): a stopped
-    broker's session and controller die by reference counting (``teardown.unlink``), so that
-    is little. Runs with the collection's interpreter lock, so counting and freezing are one step;
-    a settle or release in the middle of its own counting is left alone."""
+    hundreds of sessions expired under the students. Frozen once it survived a middle collection,
+    it was visited twice first: by a young collection and by a middle one, which then held the
+    worker for 160–250 ms three or four times a minute (thirty-eighth round: the survivors of
+    three young collections, 90,000–115,000 objects). Frozen once it survives a young collection,
+    it is visited once, and middle and full collections find next to nothing.
+
+    What was frozen here and later dies as a cycle waits, frozen, for the next unfreeze
+    (``release``): a stopped broker's session and controller die by reference counting
+    (``teardown.unlink``), and the cycles a class makes die within the request or fault that
+    made them, long before the next young collection, so that is little. Runs with the
+    collection's interpreter lock, so counting and freezing are one step; a settle or release in
+    the middle of its own counting is left alone."""
     global _frozen
-    if phase != "stop" or info["generation"] != 1 or not _running or _counting:
+    if phase != "stop" or info["generation"] == 2 or not _running or _counting:
         return
-    promoted = len(gc.get_objects(generation=2))
+    promoted = len(gc.get_objects(generation=1)) + len(gc.get_objects(generation=2))
     gc.freeze()
     _frozen += promoted
 
