@@ -17,6 +17,11 @@ import threading
 SOCKET_PATH = "/socket.io/"
 
 
+def for_sockets(environ) -> bool:
+    """A Socket.IO request (a page's websocket or long-poll), not the HTTP API or a page."""
+    return environ.get("PATH_INFO", "").startswith(SOCKET_PATH)
+
+
 class SocketCap:
     def __init__(self, app, max_sockets: int | None) -> None:
         self.app = app
@@ -27,7 +32,7 @@ class SocketCap:
         self._lock = threading.Lock()
 
     def __call__(self, environ, start_response):
-        if not environ.get("PATH_INFO", "").startswith(SOCKET_PATH):
+        if not for_sockets(environ):
             return self.app(environ, start_response)
         with self._lock:
             if self.max_sockets is not None and self.open >= self.max_sockets:
@@ -68,7 +73,7 @@ class SocketPathsOnly:
         self.flask = middleware.wsgi_app
 
     def __call__(self, environ, start_response):
-        if environ.get("PATH_INFO", "").startswith(SOCKET_PATH):
+        if for_sockets(environ):
             return self.middleware(environ, start_response)
         return self.flask(environ, start_response)
 

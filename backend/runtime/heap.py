@@ -53,7 +53,9 @@ caught. Collected three times as often, each held it for 79–108 ms, for no mor
 all (docs/performance.md, issue 14, thirty-fifth round). Full collections come after
 ``OLDEST_THRESHOLD`` middle ones instead of 10, so that they stay as far apart as CPython's
 defaults put them (every 99 young collections rather than 100): each one visits everything not
-frozen, however often it runs.
+frozen, however often it runs. (Since the thirty-eighth round survivors are frozen after young
+collections too, below, so middle collections find next to nothing while clusters run; the two
+thresholds now mostly space the full ones.)
 
 A cluster's state does not stay what its settle froze: every broker restart allocates a new
 process's state, and in a class brokers restart all the time. So while clusters run, what

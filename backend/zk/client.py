@@ -152,11 +152,8 @@ class KafkaZkClient:
         """One transaction: create ``/controller`` (ephemeral) and set ``/controller_epoch`` to
         epoch + 1 *at the version read*. Returns (new epoch, its znode version)."""
         current = self.get_controller_epoch()
-        if current is None:
-            try:
-                create_async(self.zk, paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0)).get()
-            except NodeExistsError:
-                pass
+        if current is None:  # Kafka's maybeCreateControllerEpochZNode: another may have made it meanwhile
+            create_recursive(self.zk, paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
             current = self.get_controller_epoch()
         epoch, version = current
         new_epoch = epoch + 1

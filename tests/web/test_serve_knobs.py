@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from web.commands.knobs import KNOBS, KnobError, knobs_from
 from web.commands.serve import MIN_TOKEN_LENGTH
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_each_setting_is_read_with_its_type_and_the_unset_ones_are_left_to_the_app():
