@@ -28,6 +28,7 @@ from kazoo.exceptions import (ConnectionClosedError, ConnectionLoss, KazooExcept
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry, RetryFailedError
 
+from backend.zk.client import create_recursive
 from backend.zk.paths import KCLAB_ROOT
 
 log = logging.getLogger(__name__)
@@ -101,9 +102,11 @@ class AppSession:
             pass  # gone already, still in use, or gone with the session
 
     def _create_claim(self, chroot: str) -> None:
+        """The claim's parents through ``create_recursive`` rather than kazoo's ``ensure_path``,
+        whose closures make a cycle with the client on every claim (``backend/zk/client.py``)."""
         path = owner_path(chroot)
+        create_recursive(self.client, path.rsplit("/", 1)[0], timeout=CALL_TIMEOUT_S)
         try:
-            self.client.ensure_path_async(path.rsplit("/", 1)[0]).get(timeout=CALL_TIMEOUT_S)
             self.client.create_async(path, b"", ephemeral=True).get(timeout=CALL_TIMEOUT_S)
         except NodeExistsError:
             pass
