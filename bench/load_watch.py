@@ -1,6 +1,7 @@
 """The worker's own view of a class while the bench runs it: how late it ran, for how long it
 refused students' faults, its ZooKeeper sessions dropped and expired (``/healthz``'s ``load``,
-``web/load_guard.py``), and the machine's stolen time, every second (``bench/classroom.py``)."""
+``web/load_guard.py``), the machine's stolen time and the server's memory, every second
+(``bench/classroom.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 
 from bench.app_server import AppServer
 from bench.measure import latency_stats, machine_stolen_seconds
+from bench.process_tree import tree_rss_mb
 
 
 class LoadWatch(threading.Thread):
@@ -21,12 +23,16 @@ class LoadWatch(threading.Thread):
         self.server, self.seconds, self.samples = server, seconds, []
         self.stolen: list[tuple[float, float]] = []
         """(wall ms, the machine's stolen CPU seconds so far) every second: ``by_minute``'s."""
+        self.rss: list[tuple[float, float]] = []
+        """(wall ms, the server's resident MB) every second: does a class's memory level off, or
+        keep growing for as long as the class goes on (``by_minute``)?"""
         self.start()
 
     def run(self) -> None:
         end = time.monotonic() + self.seconds
         while time.monotonic() < end:
             self.stolen.append((time.time() * 1000, machine_stolen_seconds()))
+            self.rss.append((time.time() * 1000, tree_rss_mb(self.server.proc.pid)))
             try:
                 load = self.server.http.get(f"{self.server.url}healthz", timeout=5).json().get("load")
             except Exception:  # noqa: BLE001 - a missed sample; the class goes on

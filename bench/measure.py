@@ -164,10 +164,12 @@ def during_a_pause(waits: list[tuple[float, float]], pauses: list[dict], at_leas
 
 
 def by_minute(faults: list[dict], demo_at: list[tuple[float, float]], stolen: list[tuple[float, float]],
-              pauses: list[dict], start_ms: float) -> list[dict]:
+              pauses: list[dict], start_ms: float, rss: list[tuple[float, float]] = ()) -> list[dict]:
     """A long window minute by minute: whether the tails hold all through a class or one bad
     stretch makes them, beside the time the machine's host took in that minute (it moves from
-    minute to minute on a VM) and the longest collection. By when a fault or demo fault was sent."""
+    minute to minute on a VM), the longest collection, and the server's memory at the minute's end
+    (``rss``: (wall ms, MB) samples) — levelling off, or growing for as long as the class goes on.
+    By when a fault or demo fault was sent."""
     def minute(ms: float) -> int:
         return int((ms - start_ms) // 60000)
     slices: dict[int, dict[str, list]] = {}
@@ -188,7 +190,8 @@ def by_minute(faults: list[dict], demo_at: list[tuple[float, float]], stolen: li
                                                       / ((inside[-1][0] - inside[0][0]) / 1000) / os.cpu_count(), 1)
                      if len(inside) > 1 and inside[-1][0] > inside[0][0] else None,
                      "longest_gc_pause_ms": round(max((p["ms"] for p in here), default=0.0)),
-                     "full_collections": sum(1 for p in here if p["gen"] == 2)})
+                     "full_collections": sum(1 for p in here if p["gen"] == 2),
+                     "server_rss_mb": next((round(mb) for t, mb in reversed(rss) if t < hi), None)})
     return rows
 
 
