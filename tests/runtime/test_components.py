@@ -96,7 +96,7 @@ def test_the_bus_keeps_its_history_packed_and_gives_back_any_part_of_it():
     bus = RecordBus("s", history=50)
     for n in range(80):
         bus.emit([Record(kind="broker", subject=f"broker:{n}", detail={"n": (n,)})])
-    assert all(isinstance(kept, bytes) for kept in bus._kept)
+    assert all(isinstance(kept, bytes) for kept in [*bus._chunks, *bus._tail])
     assert [r.seq for r in bus.since(0)] == list(range(30, 80))  # the 30 oldest are forgotten
     assert [r.seq for r in bus.since(75)] == [75, 76, 77, 78, 79]
     assert [r.seq for r in bus.since(40, limit=3)] == [40, 41, 42]
@@ -106,6 +106,33 @@ def test_the_bus_keeps_its_history_packed_and_gives_back_any_part_of_it():
     bus.subscribe(late.extend, replay_from=70)
     assert [r.subject for r in late] == [f"broker:{n}" for n in range(70, 80)]
     assert bus.wait_for(lambda r: r.detail["n"] == (31,), after_seq=0, timeout=0).seq == 31
+
+
+def test_a_long_history_is_kept_in_compressed_chunks_and_read_back_across_them():
+    """A sandbox's records repeat their fields, subjects and notes: sealed ``CHUNK`` at a time they
+    take a few tens of bytes each instead of ~350 (issue 14, thirty-ninth round). Any part of the
+    history reads back whole and in order across chunks, emitted one by one or in batches; a
+    record ``marshal`` cannot pack is kept as it is; chunks the history no longer reaches go."""
+    bus = RecordBus("s", history=1000)
+    for n in range(0, 3000, 3):
+        bus.emit([Record(kind="partition", subject=f"partition:t-{n % 3}", from_state="OnlinePartition",
+                         to_state="OnlinePartition", note=f"Leader of t-{n % 3} moved: broker {n % 3} is back.",
+                         detail={"leader": n % 3, "isr": (0, 1, 2), "n": n + i}) for i in range(3)])
+    odd = Record(kind="broker", subject="broker:9", detail={"odd": {1, object()}})  # marshal refuses it
+    bus.emit([odd])
+    for n in range(3001, 3200):
+        bus.emit([Record(kind="broker", subject=f"broker:{n % 3}", detail={"n": n})])
+    assert [r.seq for r in bus.since(0)] == list(range(2200, 3200))
+    around = bus.since(2990, limit=20)  # the end of a chunk, the odd record's chunk, the tail
+    assert [r.seq for r in around] == list(range(2990, 3010))
+    assert [r.detail.get("n") for r in around] == [*range(2990, 3000), None, *range(3001, 3010)]
+    assert around[10].detail == odd.detail and around[0].note == "Leader of t-0 moved: broker 0 is back."
+    assert [r.seq for r in bus.since(2111, limit=3)] == [2200, 2201, 2202]  # forgotten: the oldest kept
+    assert [r.seq for r in bus.since(3190)] == list(range(3190, 3200))
+    sealed = [chunk for chunk in bus._chunks if isinstance(chunk, bytes)]
+    assert len(bus._chunks) * 64 + len(bus._tail) < 1000 + 64  # nothing older than one chunk past the history
+    assert sum(map(len, sealed)) / (len(sealed) * 64) < 100  # bytes a record, where alone it takes ~300
+    assert any(isinstance(chunk, list) for chunk in bus._chunks)  # the chunk with the odd record
 
 
 def _replay(tmp_path, n=3):
