@@ -286,7 +286,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "worker_lateness": lateness.summary(),
         "slowest_1pct_made_during_a_gc_pause": _slowest_during_pause(faults, pauses),
         **({"by_minute": by_minute(faults, demo_latency_at, lateness.stolen, pauses, w1 * 1000,
-                                           lateness.rss)}
+                                           lateness.rss, lateness.samples)}
            if window >= 120 else {}),
         **({"threads_pct_of_core": threads} if threads else {}),
     }

@@ -38,7 +38,7 @@ class LoadWatch(threading.Thread):
             except Exception:  # noqa: BLE001 - a missed sample; the class goes on
                 load = None
             if load:
-                self.samples.append(load)
+                self.samples.append({**load, "at_ms": time.time() * 1000})
             time.sleep(1)
 
     def summary(self) -> dict:

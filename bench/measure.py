@@ -164,20 +164,24 @@ def during_a_pause(waits: list[tuple[float, float]], pauses: list[dict], at_leas
 
 
 def by_minute(faults: list[dict], demo_at: list[tuple[float, float]], stolen: list[tuple[float, float]],
-              pauses: list[dict], start_ms: float, rss: list[tuple[float, float]] = ()) -> list[dict]:
+              pauses: list[dict], start_ms: float, rss: list[tuple[float, float]] = (),
+              load: list[dict] = ()) -> list[dict]:
     """A long window minute by minute: whether the tails hold all through a class or one bad
     stretch makes them, beside the time the machine's host took in that minute (it moves from
-    minute to minute on a VM), the longest collection, and the server's memory at the minute's end
-    (``rss``: (wall ms, MB) samples) — levelling off, or growing for as long as the class goes on.
-    By when a fault or demo fault was sent."""
+    minute to minute on a VM), the longest collection, the server's memory at the minute's end
+    (``rss``: (wall ms, MB) samples) — levelling off, or growing for as long as the class goes on —
+    and how late the worker's ZooKeeper session loop ran (``load``: ``/healthz`` samples with their
+    ``at_ms``). By when a fault or demo fault was sent."""
     def minute(ms: float) -> int:
         return int((ms - start_ms) // 60000)
     slices: dict[int, dict[str, list]] = {}
     for f in faults:
         if f["latency_ms"] is not None:
-            slices.setdefault(minute(f["sent_ms"]), {"page": [], "demo": []})["page"].append(f["latency_ms"])
+            slices.setdefault(minute(f["sent_ms"]), {"page": [], "demo": [], "answer": []})["page"].append(f["latency_ms"])
+        if f["ok"] and f.get("answer_ms") is not None:
+            slices.setdefault(minute(f["sent_ms"]), {"page": [], "demo": [], "answer": []})["answer"].append(f["answer_ms"])
     for sent, latency in demo_at:
-        slices.setdefault(minute(sent), {"page": [], "demo": []})["demo"].append(latency)
+        slices.setdefault(minute(sent), {"page": [], "demo": [], "answer": []})["demo"].append(latency)
     rows = []
     for m in sorted(slices):
         lo, hi = start_ms + m * 60000, start_ms + (m + 1) * 60000
@@ -185,13 +189,16 @@ def by_minute(faults: list[dict], demo_at: list[tuple[float, float]], stolen: li
         here = [p for p in pauses if lo <= p["at"] * 1000 < hi]
         rows.append({"minute": m, "faults": len(slices[m]["page"]),
                      "fault_to_page_p99_ms": latency_stats(slices[m]["page"]).get("p99_ms"),
+                     "answered_p50_ms": latency_stats(slices[m]["answer"]).get("p50_ms"),
                      "demo_p99_ms": latency_stats(slices[m]["demo"]).get("p99_ms"),
                      "stolen_pct_of_all_cores": round(100 * (inside[-1][1] - inside[0][1])
                                                       / ((inside[-1][0] - inside[0][0]) / 1000) / os.cpu_count(), 1)
                      if len(inside) > 1 and inside[-1][0] > inside[0][0] else None,
                      "longest_gc_pause_ms": round(max((p["ms"] for p in here), default=0.0)),
                      "full_collections": sum(1 for p in here if p["gen"] == 2),
-                     "server_rss_mb": next((round(mb) for t, mb in reversed(rss) if t < hi), None)})
+                     "server_rss_mb": next((round(mb) for t, mb in reversed(rss) if t < hi), None),
+                     "zk_lag_p50_ms": latency_stats([s["zk_lag_ms"] for s in load
+                                                     if lo <= s["at_ms"] < hi and "zk_lag_ms" in s]).get("p50_ms")})
     return rows
 
 

@@ -11,7 +11,10 @@ times, times its own code on those same records — each step over all of them, 
 ``--passes`` passes, µs a record:
 
 * ``stamped``: the record bus's copy with session, seq and time (``Record.stamped``);
-* ``packed``: the bus's history (``Record.packed``);
+* ``kept``: the bus's history — a ``RecordBus`` keeping every record, handed them a few at a time
+  (packed one by one into a deque before issue 14's thirty-ninth round, sealed into compressed
+  chunks since); beside it, not in the total, ``kept_bytes`` (what the history holds a record)
+  and ``read_back`` (µs a record for ``since(0)``: a page's catch-up, a lesson's look back);
 * ``sinks``: a web sandbox's record-bus sinks, as ``web/sandboxes.py`` subscribes them — the
   replay log (a real file in a temporary directory; one ``write(2)`` a record) and the page's
   fold and batch queue (``Sandbox.take_and_log`` where the tree has it, else its two sinks,
@@ -33,7 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STEPS = ("stamped", "packed", "sinks")
+STEPS = ("stamped", "kept", "sinks")
 
 
 def make_records(hosts: str, faults: int, directory: Path) -> tuple[Path, int]:
@@ -66,6 +69,7 @@ def make_records(hosts: str, faults: int, directory: Path) -> tuple[Path, int]:
 def _child(records_path: str, passes: int) -> dict:
     """Runs in the variant's tree (``PYTHONPATH``): its own ``Record``, ``ReplayWriter`` and ``Sandbox``."""
     from backend.core.records import Record, SessionHeader
+    from backend.runtime.record_bus import RecordBus
     from backend.runtime.replay import ReplayWriter
     from web.sandbox import Sandbox
 
@@ -88,6 +92,16 @@ def _child(records_path: str, passes: int) -> dict:
                 sink(batch)
         writer.close()
 
+    def kept(_directory: str | None = None) -> RecordBus:
+        bus = RecordBus("s", history=len(stamped) + 1)
+        for start in range(0, len(stamped), 20):
+            batch = stamped[start:start + 20]
+            if hasattr(bus, "_keep"):
+                bus._keep(batch)
+            else:  # before the chunks: each record packed into a deque
+                bus._kept.extend([r.packed() for r in batch])
+        return bus
+
     def best(step) -> float:
         times = []
         for _ in range(passes):
@@ -99,10 +113,15 @@ def _child(records_path: str, passes: int) -> dict:
 
     result = {
         "stamped": best(lambda _d: [r.stamped("s", i, 1, None, None) for i, r in enumerate(bare)]),
-        "packed": best(lambda _d: [r.packed() for r in stamped]),
+        "kept": best(kept),
         "sinks": best(sinks),
     }
     result["total"] = round(sum(result[s] for s in STEPS), 2)
+    bus = kept()
+    bus._seq = len(stamped)  # ``_keep`` alone leaves the seqs to ``emit``
+    held = [*bus._chunks, *bus._tail] if hasattr(bus, "_chunks") else bus._kept
+    result["kept_bytes"] = round(sum(len(k) for k in held if isinstance(k, bytes)) / len(records), 1)
+    result["read_back"] = best(lambda _d: bus.since(0))
     return result
 
 
@@ -140,7 +159,8 @@ def main() -> None:
                 result["per_fault_ms"] = round(result["total"] * records / faults / 1000, 2)
                 print(f"run {run + 1} {name}: {result}", file=sys.stderr, flush=True)
                 results[name].append(result)
-    summary = {name: {k: statistics.median(r[k] for r in runs) for k in (*STEPS, "total", "per_fault_ms")}
+    summary = {name: {k: statistics.median(r[k] for r in runs)
+                      for k in (*STEPS, "total", "per_fault_ms", "kept_bytes", "read_back")}
                for name, runs in results.items()}
     summary["records_per_fault"] = round(records / faults, 1)
     print(json.dumps({"runs": results, "median": summary} if args.json else summary, indent=1))
