@@ -20,10 +20,14 @@ SANDBOX_BASE_MB = 5
 ~26 threads, view, replay writer), its chroot's znodes, sessions and watches in ZooKeeper —
 rounded up, because running out of memory fails every sandbox at once while a refusal fails only
 one request."""
-KEPT_RECORD_BYTES = 350
-"""What one record a sandbox's bus keeps costs, packed (``Record.packed``): 345 bytes on average
-over 78,630 records of the test suite's replay logs, with the deque's slot (issue 14, thirty-eighth
-round; as objects they took ~2.5 KB each, which the budget once missed: tenth round)."""
+KEPT_RECORD_BYTES = 150
+"""What one record a sandbox's bus keeps costs the server: 67 bytes in its compressed chunk
+(``RecordBus``; the records of a default sandbox's faults, ``bench/record_path.py``), and what the
+allocator holds around them — an hour-long class of 200 students grew its worker by 451 MB for
+~3.3 million records made, 138 bytes a record (issue 14, thirty-ninth round). Packed one by one
+they cost ~280 bytes and, with the pools they pinned, ~700 of the server's memory, which this
+budget (then 350) undercounted; as objects ~2.5 KB each, which it once missed entirely (tenth
+round)."""
 SANDBOXES_PER_CORE = 50
 """CPU budget: an idle sandbox costs under 0.1 % of a core and a fault 52 ms through the whole
 server, so 100 sandboxes whose students act every 10 s keep one worker about 60 % busy: measured,
@@ -52,8 +56,8 @@ def sandbox_mb(record_history: int = HISTORY) -> int:
 
 
 MB_PER_SANDBOX = sandbox_mb()
-"""12 MB with the default ``RECORD_HISTORY`` (20,000 records, ~7 MB of them once a busy sandbox has
-made that many)."""
+"""8 MB with the default ``RECORD_HISTORY`` (20,000 records, 3 MB of them once a busy sandbox has
+made that many, after about an hour of a student's faults)."""
 
 
 def default_capacity(memory_mb: int | None = None, cores: int | None = None,

@@ -9,8 +9,9 @@ The bus keeps the newest ``history`` records for late subscribers, ``since`` and
 packed (``Record.packed``): a class's worth of kept records is then bytes the garbage collector
 never visits, not millions of objects it revisits in every full collection. Every ``CHUNK``
 records are sealed into one ``zlib``-compressed chunk: records of one sandbox repeat their field
-names, subjects and notes, so a chunk keeps a record in ~40 bytes instead of ~350 packed alone,
-and the kept history of a class no longer grows its server by gigabytes (issue 14, thirty-ninth
+names, subjects and notes, so a chunk keeps a default sandbox's record in ~70 bytes instead of
+~280 packed alone (and the ~700 of the server's memory those took with the allocator's pools they
+pinned): an hour-long class no longer grows its server by gigabytes (issue 14, thirty-ninth
 round). Reading a kept record back is rare (a page that catches up, a lesson that looks back), so
 only that pays the unpacking.
 """

@@ -24,7 +24,7 @@ def test_sandboxes_that_keep_more_records_are_fewer():
     """``KCLAB_RECORD_HISTORY`` is memory: a sandbox keeps that many records for pages that catch
     up, so the cap by memory counts them (and the words say the budget it used)."""
     memory = RESERVED_MB + 60 * MB_PER_SANDBOX
-    assert default_capacity(memory_mb=memory, cores=8).sandboxes == 60  # the default history: 12 MB
+    assert default_capacity(memory_mb=memory, cores=8).sandboxes == 60  # the default history: 8 MB
     bigger = default_capacity(memory_mb=memory, cores=8, record_history=100_000)
     assert sandbox_mb(100_000) > 2 * MB_PER_SANDBOX
     assert bigger.sandboxes == 60 * MB_PER_SANDBOX // sandbox_mb(100_000) and f"{sandbox_mb(100_000)} MB" in bigger.why
