@@ -175,13 +175,16 @@ def by_minute(faults: list[dict], demo_at: list[tuple[float, float]], stolen: li
     def minute(ms: float) -> int:
         return int((ms - start_ms) // 60000)
     slices: dict[int, dict[str, list]] = {}
+
+    def at(ms: float) -> dict[str, list]:
+        return slices.setdefault(minute(ms), {"page": [], "demo": [], "answer": []})
     for f in faults:
         if f["latency_ms"] is not None:
-            slices.setdefault(minute(f["sent_ms"]), {"page": [], "demo": [], "answer": []})["page"].append(f["latency_ms"])
+            at(f["sent_ms"])["page"].append(f["latency_ms"])
         if f["ok"] and f.get("answer_ms") is not None:
-            slices.setdefault(minute(f["sent_ms"]), {"page": [], "demo": [], "answer": []})["answer"].append(f["answer_ms"])
+            at(f["sent_ms"])["answer"].append(f["answer_ms"])
     for sent, latency in demo_at:
-        slices.setdefault(minute(sent), {"page": [], "demo": [], "answer": []})["demo"].append(latency)
+        at(sent)["demo"].append(latency)
     rows = []
     for m in sorted(slices):
         lo, hi = start_ms + m * 60000, start_ms + (m + 1) * 60000
