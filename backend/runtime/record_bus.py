@@ -36,7 +36,8 @@ HISTORY = 20000
 CHUNK = 64
 """Records sealed into one compressed chunk. Measured over the test suite's 45,695 replay records
 (zlib level 1): 220 bytes a record sealed alone, 62 in eights, 39 in 32s, 34 in 64s, and ~1.3 µs
-a record to seal; a reader unpacks at most one chunk more than it asked for."""
+a record to seal; a reader unpacks whole chunks, so at most ``CHUNK - 1`` records more than it asked
+for at either end."""
 
 
 class RecordBus:

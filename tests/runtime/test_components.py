@@ -13,7 +13,7 @@ import pytest
 from backend.core.controller import events as ev
 from backend.core.records import Record, SessionHeader
 from backend.runtime.controller.event_manager import ControllerEventManager
-from backend.runtime.record_bus import RecordBus
+from backend.runtime.record_bus import CHUNK, RecordBus
 from backend.runtime.replay import ReplayWriter, read_replay, write_all
 from tests.support import wait_until
 
@@ -110,7 +110,7 @@ def test_the_bus_keeps_its_history_packed_and_gives_back_any_part_of_it():
 
 def test_a_long_history_is_kept_in_compressed_chunks_and_read_back_across_them():
     """A sandbox's records repeat their fields, subjects and notes: sealed ``CHUNK`` at a time they
-    take a few tens of bytes each instead of ~350 (issue 14, thirty-ninth round). Any part of the
+    take a few tens of bytes each instead of a few hundred (issue 14, thirty-ninth round). Any part of the
     history reads back whole and in order across chunks, emitted one by one or in batches; a
     record ``marshal`` cannot pack is kept as it is; chunks the history no longer reaches go."""
     bus = RecordBus("s", history=1000)
@@ -130,8 +130,8 @@ def test_a_long_history_is_kept_in_compressed_chunks_and_read_back_across_them()
     assert [r.seq for r in bus.since(2111, limit=3)] == [2200, 2201, 2202]  # forgotten: the oldest kept
     assert [r.seq for r in bus.since(3190)] == list(range(3190, 3200))
     sealed = [chunk for chunk in bus._chunks if isinstance(chunk, bytes)]
-    assert len(bus._chunks) * 64 + len(bus._tail) < 1000 + 64  # nothing older than one chunk past the history
-    assert sum(map(len, sealed)) / (len(sealed) * 64) < 100  # bytes a record, where alone it takes ~300
+    assert len(bus._chunks) * CHUNK + len(bus._tail) < 1000 + CHUNK  # nothing older than one chunk past the history
+    assert sum(map(len, sealed)) / (len(sealed) * CHUNK) < 100  # bytes a record, where alone it takes a few hundred
     assert any(isinstance(chunk, list) for chunk in bus._chunks)  # the chunk with the odd record
 
 
