@@ -54,10 +54,11 @@ DEFAULT_LIMIT_MS = 300
 machine (at most 81 ms, read once a second), and well below the 0.5–3.4 s of one that has lost
 its footing (docs/performance.md, issue 14, sixteenth round)."""
 DEFAULT_ZK_LIMIT_MS = 1000
-"""Refuse while the session loop's timers are this overdue, smoothed. A ping goes when a session
-has been quiet a third of its time-out (1.3 s of the lab's 4 s), and its connection drops if the
-answer is not read within the next such wait (0.9–1.3 s, issue 14's sixteenth round); it expires
-if it is not back within the time-out. At 200 students on one worker a limit of 1 s left 0–3
+"""Refuse while the session loop's timers are this overdue, smoothed. A session pings when it
+has sent nothing for a second or so (1.0–1.3 s at the lab's 4 s), and its connection drops when
+it has heard nothing for two thirds of its time-out (2.7 s, ZooKeeper's Java client's rule since
+issue 14's fortieth round; kazoo's dropped a connection whose ping was still unanswered 0.9–1.3 s
+later); it expires if it is not back within the time-out. At 200 students on one worker a limit of 1 s left 0–3
 expiries a minute, refusing up to a sixth of the faults with the tails unchanged; 0.6 s left none,
 refusing two fifths, with longer tails for the faults it took (docs/performance.md, issue 14,
 twenty-ninth round)."""

@@ -15,11 +15,15 @@ What goes over the wire, and when, is kazoo's: :class:`LoopConnection` is kazoo'
 ``ConnectionHandler`` with its blocking loop turned inside out. Requests, pings and the
 handshake are serialised by kazoo's own ``_submit``; answers, watch events and the close are
 read by kazoo's own ``_read_response`` and ``_read_watch_event``; the client sees the same
-state changes in the same order; the ping deadline (half the read time-out less 10–400 ms of
-jitter), the drop on an unanswered ping, the host order and the reconnection back-off
-(``KazooRetry``'s delay, jitter, back-off and limits) are kazoo's arithmetic, run on timers
-instead of sleeps. What it leaves out the lab does not use: TLS, SASL and digest auth, and
-read-only mode (:func:`use_session_loop` refuses a client that asks for them).
+state changes in the same order; the host order and the reconnection back-off (``KazooRetry``'s
+delay, jitter, back-off and limits) are kazoo's arithmetic, run on timers instead of sleeps. But
+a live connection keeps the clocks of ZooKeeper's Java client (``ClientCnxn``, Kafka's): it pings
+after half the read time-out of sending nothing (sooner at a turn after a second's quiet) and
+drops when it has heard nothing for the whole read time-out, where kazoo drops when a ping is
+still unanswered at its next ping, 0.9–1.3 s later at the lab's 4 s timeout
+(:meth:`LoopConnection._step`; docs/fidelity.md). What it leaves out the lab does not use: TLS,
+SASL and digest auth, and read-only mode (:func:`use_session_loop` refuses a client that asks
+for them).
 
 The one rule it adds: what kazoo runs on its connection thread while a session lives —
 listeners told of ``SUSPENDED`` and ``CONNECTED``, the ``rawlink`` callbacks of answers when the
@@ -43,7 +47,6 @@ from kazoo import retry as kazoo_retry
 from kazoo.client import CLOSED_STATES, KazooClient
 from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionExpiredError
 from kazoo.loggingsupport import BLATHER
-from kazoo.protocol import connection as kazoo_connection
 from kazoo.protocol.connection import (AUTH_XID, CLOSE_RESPONSE, PING_XID, WATCH_XID, ConnectionHandler,
                                        _CONNECTION_DROP, _SESSION_EXPIRED)
 from kazoo.protocol.serialization import Auth, Connect, ReplyHeader, int_struct
@@ -53,10 +56,26 @@ from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.io_loop import READ, WRITE, SessionLoop
 
+MAX_SEND_PING_INTERVAL_S = 10.0
+"""``ClientCnxn``'s ``MAX_SEND_PING_INTERVAL``: a ping at least this often, however long the
+session timeout."""
+
+
+def ping_delay(idle_send: float, read_timeout: float) -> float:
+    """``ClientCnxn``'s ``timeToNextPing``: how long until a ping is due, when the connection has
+    sent nothing for ``idle_send`` seconds (a ping is due at 0 or less). Half the read time-out
+    after the last send; but a turn of the loop more than a second after it pings one second
+    sooner than that, "to prevent race condition missing to send the second ping" (ZooKeeper's
+    comment): at the lab's 4 s session timeout (half the read time-out is 1.33 s), any turn after
+    a second's quiet pings."""
+    return read_timeout / 2.0 - idle_send - (1.0 if idle_send > 1.0 else 0.0)
+
+
 PING_EARLY_S = 0.05
-"""How much earlier than kazoo's draw a ping may go, with another session's that is due when the
-loop is otherwise idle: kazoo's jitter is 10–400 ms, so this makes it 10–450
-(``io_loop.SessionLoop.set_timer`` says why)."""
+"""How much earlier than it is due a ping may go, with another session's timer that is due when
+the loop is otherwise idle (``io_loop.SessionLoop.set_timer`` says why). At the lab's 4 s timeout
+the Java client itself pings at any turn after a second's quiet, so a ping 50 ms before its
+1.33 s is one it could send."""
 
 
 class _LoopWake:
@@ -118,6 +137,11 @@ class LoopConnection(ConnectionHandler):
         self._read_timeout = 0.0
         self._connect_timeout = 0.0
         self._last_send = 0.0
+        self._last_heard = 0.0
+        """When the last answer, watch event or ping's answer was read whole (``ClientCnxn``'s
+        ``lastHeard``): the connection drops after the read time-out without one."""
+        self._armed_at = 0.0
+        """When the live connection's timer (:meth:`_arm`) is set to go off."""
 
     # -- kazoo's client calls these (any thread) ------------------------------------------------
     def start(self) -> None:
@@ -297,7 +321,7 @@ class LoopConnection(ConnectionHandler):
 
     def _on_wake(self) -> None:
         if self.phase == CONNECTED:
-            self._send_queued()
+            self._step()
         elif self.phase in (WAITING, RESOLVING) and self.client._stopped.is_set():
             self._finish()  # kazoo's retry is interrupted while it sleeps
 
@@ -307,13 +331,7 @@ class LoopConnection(ConnectionHandler):
         elif self.phase in (TCP_CONNECTING, HANDSHAKE):
             raise self.handler.timeout_exception("socket time-out during read")
         elif self.phase == CONNECTED:
-            if self.ping_outstanding.is_set():
-                self.ping_outstanding.clear()
-                raise ConnectionDropped("outstanding heartbeat ping not received")
-            self._send_ping(self._connect_timeout)
-            self._last_send = time.monotonic()
-            self._flush()
-            self._set_ping_timer()
+            self._step(early=PING_EARLY_S)
 
     def _handshake(self) -> None:
         client = self.client
@@ -349,18 +367,48 @@ class LoopConnection(ConnectionHandler):
         self._ro_mode = None
         self._retry.reset()
         self.ping_outstanding.clear()
-        self._last_send = time.monotonic()
-        self._set_ping_timer()
-        self._send_queued()
+        self._last_send = self._last_heard = time.monotonic()
+        self.loop.cancel_timer(self)  # the handshake's; :meth:`_step` sets the connection's own
+        self._step()
 
-    def _set_ping_timer(self) -> None:
-        """kazoo's: half the read time-out after the last send, less 10–400 ms of jitter; or up to
-        :data:`PING_EARLY_S` before, with another ping (:meth:`SessionLoop.set_timer`)."""
-        jitter = kazoo_connection.random.randint(1, 40) / 100.0
-        deadline = self._last_send + self._read_timeout / 2.0 - jitter
-        self.loop.set_timer(self, max(deadline, time.monotonic() + jitter), early=PING_EARLY_S)
+    def _step(self, early: float = 0.0) -> None:
+        """``ClientCnxn.SendThread.run``'s turn on a live connection, run whenever it would wake:
+        at its timer, with requests queued, with an answer read.
 
-    def _send_queued(self) -> None:
+        The connection drops when nothing has been heard for the read time-out (two thirds of
+        the session timeout). A ping goes when the connection has sent nothing for half the read
+        time-out, or for more than a second at a turn after that second
+        (:func:`ping_delay`); it is queued after the requests of the same turn, and it or any
+        request resets the clock. Nothing waits for a ping's answer: any answer is a sign of life.
+        ``early``: on the timer, a ping up to that much before it is due goes now
+        (:data:`PING_EARLY_S`); the drop never goes early."""
+        now = time.monotonic()
+        heard_ago = now - self._last_heard
+        if heard_ago >= self._read_timeout:
+            raise ConnectionDropped(f"Client session timed out, have not heard from server in "
+                                    f"{heard_ago * 1000:.0f}ms")
+        idle = now - self._last_send
+        ping = ping_delay(idle, self._read_timeout) <= early or idle > MAX_SEND_PING_INTERVAL_S
+        if self._send_queued() or ping:
+            if ping:
+                self._send_ping(self._connect_timeout)
+            self._last_send = now
+            self._flush()
+        drop_at = self._last_heard + self._read_timeout
+        ping_at = now + ping_delay(now - self._last_send, self._read_timeout)
+        if ping_at < drop_at:
+            self._arm(ping_at, PING_EARLY_S)
+        else:
+            self._arm(drop_at, 0.0)
+
+    def _arm(self, when: float, early: float) -> None:
+        """The connection's timer at ``when``, unless one is set sooner: a timer that finds nothing
+        due sets the next, so a send or an answer that puts the moment off costs no new timer."""
+        if self.timer_token is None or when < self._armed_at:
+            self._armed_at = when
+            self.loop.set_timer(self, when, early=early)
+
+    def _send_queued(self) -> bool:
         """kazoo's ``_send_request``, for everything queued at once: one wake-up sends them all."""
         client = self.client
         sent = False
@@ -379,10 +427,7 @@ class LoopConnection(ConnectionHandler):
             client._queue.popleft()
             client._pending.append((request, async_object, xid))
             sent = True
-        if sent:
-            self._last_send = time.monotonic()  # requests act as implicit pings
-            self._flush()
-            self._set_ping_timer()
+        return sent
 
     def _flush(self) -> None:
         if self.cable.paused:
@@ -404,6 +449,7 @@ class LoopConnection(ConnectionHandler):
         inbox = self._inbox
         inbox += chunk
         start = 0
+        heard = False
         while len(inbox) - start >= 4 and self.phase in (HANDSHAKE, CONNECTED):
             length = int_struct.unpack_from(inbox, start)[0]
             if len(inbox) - start - 4 < length:
@@ -415,7 +461,12 @@ class LoopConnection(ConnectionHandler):
             elif self._answer(frame) is CLOSE_RESPONSE:
                 self.logger.info("Closing connection to %s:%s", *self._peer)
                 return self._finish()
+            else:
+                heard = True
         del inbox[:start]
+        if heard and self.phase == CONNECTED:
+            self._last_heard = time.monotonic()
+            self._step()
 
     def _answer(self, frame: bytes):
         """kazoo's ``_read_socket`` for one whole frame."""

@@ -14,7 +14,8 @@ from kazoo.exceptions import ConnectionClosedError, NoNodeError
 
 from backend.zk.handler import deferred_wakeups
 from backend.zk.io_loop import SessionLoop
-from backend.zk.session_loop import LoopConnection, use_session_loop
+from backend.zk.cable import Cable
+from backend.zk.session_loop import LoopConnection, ping_delay, use_session_loop
 from tests.support import close_client, wait_until
 
 
@@ -106,6 +107,57 @@ def test_an_idle_session_lives_on_its_pings(make):
     assert len(sent) >= 3, "a ping every third of a second or so (half of 2/3 of 1 s, less jitter)"
     assert listened.client.client_id == session and listened.client.connected
     assert listened.heard(KazooState.SUSPENDED) == 0
+
+
+def test_a_ping_is_due_by_the_java_clients_arithmetic():
+    """``ClientCnxn``'s ``timeToNextPing``: half the read time-out after the last send, one second
+    sooner at a turn after a second's quiet; at the lab's 4 s timeout any turn after a second pings."""
+    read_timeout = 4.0 * 2 / 3
+    assert ping_delay(0.0, read_timeout) == pytest.approx(4 / 3)
+    assert ping_delay(0.99, read_timeout) == pytest.approx(4 / 3 - 0.99)  # not yet: 0.34 s to go
+    assert ping_delay(1.01, read_timeout) < 0  # a turn after a second's quiet pings
+    kafkas = 18.0 * 2 / 3  # Kafka's own 18 s: half the read time-out is 6 s
+    assert ping_delay(0.5, kafkas) == pytest.approx(5.5)
+    assert ping_delay(2.0, kafkas) == pytest.approx(3.0)  # woken after a second: due at 5 s, not 6
+    assert ping_delay(5.0, kafkas) <= 0
+
+
+def test_a_connection_lives_on_what_it_hears_and_drops_after_its_read_timeout_of_silence(make, zk_client):
+    """The Java client's rule, not kazoo's. A 4 s session whose pings are lost for 2.8 s while
+    ZooKeeper sends it a watch's event every 0.28 s: kazoo would drop the connection at its next
+    ping (0.9–1.3 s after the lost one) because the lost one is still unanswered; the Java client
+    has heard from ZooKeeper within its read time-out (2.7 s) and keeps it. Left silent (its
+    cable paused), it drops no sooner than the read time-out after the last answer."""
+    cable = Cable()
+    listened = make(cable=cable, timeout=4.0).start()
+    client, connection = listened.client, listened.client._connection
+    events: list[str] = []
+    for n in range(10):
+        zk_client.create(f"/n{n}", b"0")
+        client.exists(f"/n{n}", watch=lambda event: events.append(event.path))
+    real, lost = connection._send_ping, []
+
+    def lose(timeout) -> None:  # a ping lost on the way: sent, as far as the client knows
+        connection.ping_outstanding.set()
+        lost.append(timeout)
+    connection._send_ping = lose
+    try:
+        for n in range(10):
+            threading.Event().wait(0.28)  # the pacing of ZooKeeper's events is the test
+            zk_client.set(f"/n{n}", b"1")
+        wait_until(lambda: len(events) == 10, 5, "every watch's event")
+        assert lost, "no ping was due in 2.8 s of sending nothing"
+    finally:
+        connection._send_ping = real
+    assert listened.heard(KazooState.SUSPENDED) == 0, "dropped for an unanswered ping"
+    assert client.exists("/") is not None
+
+    answered = time.monotonic()
+    cable.pause()
+    wait_until(lambda: listened.heard(KazooState.SUSPENDED), 15, "the silent connection to drop")
+    assert time.monotonic() - answered >= 4.0 * 2 / 3, "dropped before its read time-out"
+    cable.resume()
+    wait_until(lambda: client.connected, 15, "reconnected")
 
 
 def test_an_expired_session_is_replaced_by_a_new_one(make, zk_hosts, chroot):
