@@ -55,21 +55,7 @@ from kazoo.protocol.states import KeeperState
 from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.io_loop import READ, WRITE, SessionLoop
-
-MAX_SEND_PING_INTERVAL_S = 10.0
-"""``ClientCnxn``'s ``MAX_SEND_PING_INTERVAL``: a ping at least this often, however long the
-session timeout."""
-
-
-def ping_delay(idle_send: float, read_timeout: float) -> float:
-    """``ClientCnxn``'s ``timeToNextPing``: how long until a ping is due, when the connection has
-    sent nothing for ``idle_send`` seconds (a ping is due at 0 or less). Half the read time-out
-    after the last send; but a turn of the loop more than a second after it pings one second
-    sooner than that, "to prevent race condition missing to send the second ping" (ZooKeeper's
-    comment): at the lab's 4 s session timeout (half the read time-out is 1.33 s), any turn after
-    a second's quiet pings."""
-    return read_timeout / 2.0 - idle_send - (1.0 if idle_send > 1.0 else 0.0)
-
+from backend.zk.keepalive import next_turn, ping_due, timed_out
 
 PING_EARLY_S = 0.05
 """How much earlier than it is due a ping may go, with another session's timer that is due when
@@ -378,28 +364,22 @@ class LoopConnection(ConnectionHandler):
         The connection drops when nothing has been heard for the read time-out (two thirds of
         the session timeout). A ping goes when the connection has sent nothing for half the read
         time-out, or for more than a second at a turn after that second
-        (:func:`ping_delay`); it is queued after the requests of the same turn, and it or any
+        (``keepalive.py``); it is queued after the requests of the same turn, and it or any
         request resets the clock. Nothing waits for a ping's answer: any answer is a sign of life.
         ``early``: on the timer, a ping up to that much before it is due goes now
         (:data:`PING_EARLY_S`); the drop never goes early."""
         now = time.monotonic()
-        heard_ago = now - self._last_heard
-        if heard_ago >= self._read_timeout:
+        if timed_out(now, self._last_heard, self._read_timeout):
             raise ConnectionDropped(f"Client session timed out, have not heard from server in "
-                                    f"{heard_ago * 1000:.0f}ms")
-        idle = now - self._last_send
-        ping = ping_delay(idle, self._read_timeout) <= early or idle > MAX_SEND_PING_INTERVAL_S
+                                    f"{(now - self._last_heard) * 1000:.0f}ms")
+        ping = ping_due(now, self._last_send, self._read_timeout, early)
         if self._send_queued() or ping:
             if ping:
                 self._send_ping(self._connect_timeout)
             self._last_send = now
             self._flush()
-        drop_at = self._last_heard + self._read_timeout
-        ping_at = now + ping_delay(now - self._last_send, self._read_timeout)
-        if ping_at < drop_at:
-            self._arm(ping_at, PING_EARLY_S)
-        else:
-            self._arm(drop_at, 0.0)
+        when, is_ping = next_turn(now, self._last_heard, self._last_send, self._read_timeout)
+        self._arm(when, PING_EARLY_S if is_ping else 0.0)
 
     def _arm(self, when: float, early: float) -> None:
         """The connection's timer at ``when``, unless one is set sooner: a timer that finds nothing

@@ -15,7 +15,7 @@ from kazoo.exceptions import ConnectionClosedError, NoNodeError
 from backend.zk.handler import deferred_wakeups
 from backend.zk.io_loop import SessionLoop
 from backend.zk.cable import Cable
-from backend.zk.session_loop import LoopConnection, ping_delay, use_session_loop
+from backend.zk.session_loop import LoopConnection, use_session_loop
 from tests.support import close_client, wait_until
 
 
@@ -107,19 +107,6 @@ def test_an_idle_session_lives_on_its_pings(make):
     assert len(sent) >= 3, "a ping every third of a second or so (half of 2/3 of 1 s, less jitter)"
     assert listened.client.client_id == session and listened.client.connected
     assert listened.heard(KazooState.SUSPENDED) == 0
-
-
-def test_a_ping_is_due_by_the_java_clients_arithmetic():
-    """``ClientCnxn``'s ``timeToNextPing``: half the read time-out after the last send, one second
-    sooner at a turn after a second's quiet; at the lab's 4 s timeout any turn after a second pings."""
-    read_timeout = 4.0 * 2 / 3
-    assert ping_delay(0.0, read_timeout) == pytest.approx(4 / 3)
-    assert ping_delay(0.99, read_timeout) == pytest.approx(4 / 3 - 0.99)  # not yet: 0.34 s to go
-    assert ping_delay(1.01, read_timeout) < 0  # a turn after a second's quiet pings
-    kafkas = 18.0 * 2 / 3  # Kafka's own 18 s: half the read time-out is 6 s
-    assert ping_delay(0.5, kafkas) == pytest.approx(5.5)
-    assert ping_delay(2.0, kafkas) == pytest.approx(3.0)  # woken after a second: due at 5 s, not 6
-    assert ping_delay(5.0, kafkas) <= 0
 
 
 def test_a_connection_lives_on_what_it_hears_and_drops_after_its_read_timeout_of_silence(make, zk_client):
