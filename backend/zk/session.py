@@ -54,6 +54,13 @@ class ZkSession:
         client_id = self._client.client_id
         return None if client_id is None else hex(client_id[0])
 
+    @property
+    def dropped_late_s(self) -> float:
+        """How late the lab's session loop ran when this session's connection last timed out, if
+        that lateness alone made ZooKeeper's silence; 0 when the drop was ZooKeeper's or the
+        network's (``LoopConnection.dropped_late_s``). Read while told ``SUSPENDED`` or ``LOST``."""
+        return self._client._connection.dropped_late_s
+
     def wait_connected(self, timeout_s: float, or_until: Callable[[], bool] = lambda: False) -> bool:
         """Poll until kazoo reports the connection back, ``or_until()`` holds (e.g. the session
         was found expired), or ``timeout_s`` passes; whether it is connected."""

@@ -55,7 +55,7 @@ from kazoo.protocol.states import KeeperState
 from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.io_loop import READ, WRITE, SessionLoop
-from backend.zk.keepalive import next_turn, ping_due, timed_out
+from backend.zk.keepalive import late_enough_to_drop, next_turn, ping_due, timed_out
 
 PING_EARLY_S = 0.05
 """How much earlier than it is due a ping may go, with another session's timer that is due when
@@ -128,6 +128,11 @@ class LoopConnection(ConnectionHandler):
         ``lastHeard``): the connection drops after the read time-out without one."""
         self._armed_at = 0.0
         """When the live connection's timer (:meth:`_arm`) is set to go off."""
+        self.dropped_late_s = 0.0
+        """How late the loop ran when this connection last timed out, if that lateness alone made
+        the silence (``keepalive.late_enough_to_drop``): the lab's server, too busy to send the
+        session's pings on time, not ZooKeeper. 0 otherwise; kept until the next connection is
+        up, so that an expiry that follows is told the same cause."""
 
     # -- kazoo's client calls these (any thread) ------------------------------------------------
     def start(self) -> None:
@@ -354,6 +359,7 @@ class LoopConnection(ConnectionHandler):
         self._retry.reset()
         self.ping_outstanding.clear()
         self._last_send = self._last_heard = time.monotonic()
+        self.dropped_late_s = 0.0
         self.loop.cancel_timer(self)  # the handshake's; :meth:`_step` sets the connection's own
         self._step()
 
@@ -370,8 +376,11 @@ class LoopConnection(ConnectionHandler):
         (:data:`PING_EARLY_S`); the drop never goes early."""
         now = time.monotonic()
         if timed_out(now, self._last_heard, self._read_timeout):
+            late = now - self._armed_at
+            self.dropped_late_s = late if late_enough_to_drop(now, late, self._last_heard, self._read_timeout) else 0.0
             raise ConnectionDropped(f"Client session timed out, have not heard from server in "
-                                    f"{(now - self._last_heard) * 1000:.0f}ms")
+                                    f"{(now - self._last_heard) * 1000:.0f}ms" + (
+                                        f" (this loop ran {late * 1000:.0f}ms late)" if self.dropped_late_s else ""))
         ping = ping_due(now, self._last_send, self._read_timeout, early)
         if self._send_queued() or ping:
             if ping:

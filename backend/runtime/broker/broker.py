@@ -38,7 +38,7 @@ from backend.core.errors import NodeExistsException
 from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.core.subjects import broker_subject
-from backend.runtime.broker.connection_notes import ConnectionNotes
+from backend.runtime.broker.connection_notes import ConnectionNotes, late_cause
 from backend.runtime.broker.controlled_shutdown import controlled_shutdown
 from backend.runtime.broker.data_plane import DataPlane
 from backend.runtime.broker.request_handler import RequestHandler
@@ -75,7 +75,7 @@ class SimulatedBroker:
                               topic_setting=services.topic_setting, peers=services.peers,
                               correlation_ids=services.correlation_ids)
         self._session_lost = False
-        self.connection_notes = ConnectionNotes(broker_id, lambda to_state, note: self._emit(to_state, note))
+        self.connection_notes = ConnectionNotes(broker_id, self._emit)
         self.abandoned_session: str | None = None
         """The session a crash left behind, until a new process registers: ZooKeeper expires it."""
         self.control_plane_listener: str | None = None
@@ -292,11 +292,14 @@ class SimulatedBroker:
     def _on_session_state(self, state: SessionState) -> None:
         if self.status not in ("running", "paused", "shutting_down") or self.controller is None:
             return
+        late_s = self.session.dropped_late_s if state is not SessionState.CONNECTED else 0.0
         self.connection_notes.note(state, running=self.status == "running",
-                                   timeout_ms=self.config["zookeeper.session.timeout.ms"])
+                                   timeout_ms=self.config["zookeeper.session.timeout.ms"], late_s=late_s)
         was_lost = self._session_lost
         if state is SessionState.LOST:
-            self._emit("session_lost", f"Broker {self.id} learned that its ZooKeeper session expired.")
+            why, detail = late_cause(late_s if self.status == "running" else 0.0)
+            self._emit("session_lost", f"Broker {self.id} learned that its ZooKeeper session expired.{why}",
+                       detail=detail)
             expire = self.controller.on_session_lost()
             self._session_lost = True  # only now may a resume() waiting for it go on: after Expire is queued
             expire.await_processing(EXPIRE_AWAIT_S)

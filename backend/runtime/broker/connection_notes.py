@@ -12,22 +12,40 @@ from typing import Callable
 from backend.zk.watches import SessionState
 
 
+def late_cause(late_s: float) -> tuple[str, dict | None]:
+    """The sentence and the record's ``detail`` that name the lab's own server as the cause of a
+    dropped connection (or of the expiry after it), when its session loop ran ``late_s`` seconds
+    late (``ZkSession.dropped_late_s``); nothing when it did not. In a class the server is shared:
+    a student whose broker drops without anyone asking for it should learn that it was the
+    server's load, not a fault of theirs or a whim of ZooKeeper's — and that a real broker's
+    long pause (a garbage collection, a swapping machine) does the same (issue 14)."""
+    if not late_s:
+        return "", None
+    return (f" Nobody asked for this: the lab's server, busy with every sandbox it runs, sent this broker's "
+            f"heart-beats {late_s:.1f} s late, so it heard nothing from ZooKeeper for two thirds of the session "
+            f"timeout and gave the connection up — as a real broker does after a long pause (a garbage "
+            f"collection, a swapping machine)."), {"cause": "lab_server_late", "lab_server_late_ms": round(late_s * 1000)}
+
+
 class ConnectionNotes:
-    def __init__(self, broker_id: int, emit: Callable[[str, str], None]) -> None:
-        """``emit(to_state, note)`` writes a broker record."""
+    def __init__(self, broker_id: int, emit: Callable[..., None]) -> None:
+        """``emit(to_state, note, detail=None)`` writes a broker record."""
         self.broker_id = broker_id
         self._emit = emit
         self._disconnected = False
         """A ``zk_disconnected`` record was emitted; its ``zk_reconnected`` is due."""
 
-    def note(self, state: SessionState, running: bool, timeout_ms: int) -> None:
-        """A frozen broker notices nothing (``running`` is false), so it says nothing."""
+    def note(self, state: SessionState, running: bool, timeout_ms: int, late_s: float = 0.0) -> None:
+        """A frozen broker notices nothing (``running`` is false), so it says nothing. ``late_s``:
+        the lab's server dropped the connection by running that late (:func:`late_cause`)."""
         broker = self.broker_id
         if state is SessionState.SUSPENDED and running and not self._disconnected:
             self._disconnected = True
+            why, detail = late_cause(late_s)
             self._emit("zk_disconnected", f"Broker {broker} lost its connection to ZooKeeper. Its session (and "
                                           f"/brokers/ids/{broker}) lives on for up to {timeout_ms} ms while it "
-                                          f"reconnects, to another server of the ensemble if there is one.")
+                                          f"reconnects, to another server of the ensemble if there is one.{why}",
+                       detail=detail)
         elif state is SessionState.CONNECTED and self._disconnected:
             self._disconnected = False
             self._emit("zk_reconnected", f"Broker {broker} reached ZooKeeper again within its session timeout: "

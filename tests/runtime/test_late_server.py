@@ -1,0 +1,53 @@
+"""A broker whose connection the lab's own server was too late to keep says so, and one whose
+ZooKeeper went away does not blame the server (issue 14: in a class, the server is shared, and a
+student's broker can drop for nothing the student did).
+
+The real ZooKeeper; the process's session loop held still for longer than a connection's read
+time-out, as a server busy with a class's sandboxes holds it."""
+
+from __future__ import annotations
+
+import threading
+
+from backend.runtime.faults import apply_fault
+from backend.zk.io_loop import SessionLoop
+from tests.support import wait_until
+
+STALL_S = 3.5
+"""Past the read time-out (2.67 s at the lab's 4 s session timeout) plus the ping's 1.33 s: every
+broker's connection times out at the loop's next turn, each by the loop's lateness alone."""
+
+
+def _lab_caused(record) -> bool:
+    detail = record.detail or {}
+    return detail.get("cause") == "lab_server_late" and "Nobody asked for this" in record.note
+
+
+def test_a_connection_dropped_because_the_lab_ran_late_names_the_lab_as_the_cause(start_cluster):
+    cluster, recorder = start_cluster(brokers=(0, 1))
+    released = threading.Event()
+    SessionLoop.shared().call(lambda: released.wait(STALL_S))  # the loop stalls, as under a class's load
+    dropped = wait_until(lambda: (lambda r: r if len({x.broker_id for x in r}) == 2 else None)(
+        recorder.of("broker", to_state="zk_disconnected")), 20, "both brokers to tell of their dropped connection")
+    for record in dropped:
+        assert _lab_caused(record), record.note
+        late_ms = record.detail["lab_server_late_ms"]
+        assert 500 <= late_ms <= STALL_S * 1000 + 1000, late_ms  # a stall's lateness, not a ping's
+        assert f"{late_ms / 1000:.1f} s late" in record.note
+    # An expiry that followed the same drop is told the same cause.
+    wait_until(lambda: all(recorder.of("broker", broker_id=b, to_state="zk_reconnected")
+                           or recorder.of("broker", broker_id=b, to_state="session_lost") for b in (0, 1)),
+               20, "each broker to be back, or to learn that its session expired")
+    for record in recorder.of("broker", to_state="session_lost"):
+        assert _lab_caused(record), record.note
+
+
+def test_an_expiry_that_zookeeper_was_asked_for_does_not_blame_the_lab(start_cluster):
+    """The ``expire_session`` fault: ZooKeeper ends the session and tells the broker at once; the
+    loop was on time, so neither record names the lab (a note that blamed the lab for every drop fails here)."""
+    cluster, recorder = start_cluster(brokers=(0, 1))
+    assert apply_fault(cluster, "expire_session", {"broker": 1}).ok
+    lost = wait_until(lambda: recorder.of("broker", broker_id=1, to_state="session_lost"), 15,
+                      "broker 1 to learn that its session expired")
+    told = lost + recorder.of("broker", broker_id=1, to_state="zk_disconnected")
+    assert not any(_lab_caused(record) or "late" in record.note for record in told), [r.note for r in told]
