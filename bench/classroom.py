@@ -106,6 +106,7 @@ def classroom_process(url: str, students: list[dict], conn, _count_kinds: bool) 
         result["demo"] = [dict(w.demo) for w in watchers]
         result["demo_duplicates"] = sum(w.demo_duplicates for w in watchers)
         result["duplicates"] = sum(w.duplicates for w in watchers)
+        result["unasked"] = dict(sum((w.unasked for w in watchers), Counter()))
         conn.send(("result", result))
     except Exception as exc:  # noqa: BLE001 - the bench reports it and cleans up
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
@@ -268,6 +269,9 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "student_batches_per_fault": round(sum(r.get("batches", 0) for r in results)
                                            / max(1, sum(1 for f in faults if f["ok"])), 1),
         "duplicates": sum(r["duplicates"] for r in results),
+        # Brokers' connections dropped and sessions lost that no student asked for, as the students'
+        # pages told them: ``..._lab_caused`` when the record named the server's lateness.
+        "unasked_on_pages": dict(sum((Counter(r.get("unasked", {})) for r in results), Counter())),
         "fault_to_page": latency_stats([f["latency_ms"] for f in faults if f["latency_ms"] is not None]),
         "fault_to_record_made": latency_stats([f["made_ms"] for f in faults if f.get("made_ms") is not None]),
         "fault_to_record_made_by_op": {op: latency_stats([f["made_ms"] for f in faults

@@ -12,6 +12,9 @@ import time
 from bench.measure import cpu_seconds
 
 
+UNASKED = ("zk_disconnected", "session_lost")
+
+
 class Watcher:
     """One python-socketio client joined to one sandbox's room; notes when each record arrives."""
 
@@ -25,6 +28,9 @@ class Watcher:
         self.batches: list[tuple[float, int, int, int]] = []  # (receive ms, first seq, newest ts_ms, records)
         self.duplicates = 0
         self.kinds: collections.Counter | None = collections.Counter() if count_kinds else None
+        self.unasked: collections.Counter = collections.Counter()
+        """A running broker's dropped connections and lost sessions (nobody asks for either in a
+        class's mix), by whether the record named the lab's own server as the cause."""
         self.sio.on("records", self._on_records)
         self.sio.connect(url, transports=["websocket"], wait_timeout=60,
                          headers={"X-Forwarded-For": sandbox["address"]} if sandbox.get("address") else {})
@@ -49,6 +55,9 @@ class Watcher:
                 self.duplicates += 1
                 continue
             received[seq] = (now, record["ts_ms"])
+            if record.get("to_state") in UNASKED and record["kind"] == "broker":
+                lab = (record.get("detail") or {}).get("cause") == "lab_server_late"
+                self.unasked[f"{record['to_state']}{'_lab_caused' if lab else ''}"] += 1
             if self.kinds is not None:
                 self.kinds[record["kind"]] += 1
 
