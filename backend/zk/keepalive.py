@@ -54,3 +54,11 @@ def late_enough_to_drop(now: float, late: float, last_heard: float, read_timeout
     time — not ZooKeeper's nor the network's. A turn that was due at the time-out itself (the
     silence was there before any lateness) is not."""
     return late > 0 and (now - late) - last_heard < read_timeout
+
+
+def sent_too_late(quiet: float, read_timeout: float) -> float:
+    """How late a connection's ping was that came (or is still missing) after ``quiet`` seconds
+    of sending nothing: 0 unless the quiet lasted the read time-out — an on-time connection
+    pings at half of it, and a quiet that long is what lets ZooKeeper, hearing nothing for the
+    session timeout, expire the session and hang up."""
+    return quiet - read_timeout / 2.0 if quiet >= read_timeout else 0.0

@@ -55,7 +55,7 @@ from kazoo.protocol.states import KeeperState
 from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.io_loop import READ, WRITE, SessionLoop
-from backend.zk.keepalive import late_enough_to_drop, next_turn, ping_due, timed_out
+from backend.zk.keepalive import late_enough_to_drop, next_turn, ping_due, sent_too_late, timed_out
 
 PING_EARLY_S = 0.05
 """How much earlier than it is due a ping may go, with another session's timer that is due when
@@ -129,10 +129,16 @@ class LoopConnection(ConnectionHandler):
         self._armed_at = 0.0
         """When the live connection's timer (:meth:`_arm`) is set to go off."""
         self.dropped_late_s = 0.0
-        """How late the loop ran when this connection last timed out, if that lateness alone made
-        the silence (``keepalive.late_enough_to_drop``): the lab's server, too busy to send the
-        session's pings on time, not ZooKeeper. 0 otherwise; kept until the next connection is
-        up, so that an expiry that follows is told the same cause."""
+        """How late the loop ran when this connection last dropped, if that lateness explains
+        the drop: it timed out on a silence that an on-time turn would not have found
+        (``keepalive.late_enough_to_drop``), or ZooKeeper hung up after it had sent nothing for
+        the read time-out (``keepalive.sent_too_late``: the session expired for its silence).
+        The lab's server, too busy to send the session's pings on time, not ZooKeeper. 0
+        otherwise; kept until the next connection is up, so that an expiry that follows is told
+        the same cause."""
+        self._late_send = (0.0, 0.0)
+        """(how late, when) of this connection's last send that came after a quiet as long as
+        the read time-out (:meth:`_late_quiet`)."""
 
     # -- kazoo's client calls these (any thread) ------------------------------------------------
     def start(self) -> None:
@@ -360,6 +366,7 @@ class LoopConnection(ConnectionHandler):
         self.ping_outstanding.clear()
         self._last_send = self._last_heard = time.monotonic()
         self.dropped_late_s = 0.0
+        self._late_send = (0.0, 0.0)
         self.loop.cancel_timer(self)  # the handshake's; :meth:`_step` sets the connection's own
         self._step()
 
@@ -385,10 +392,22 @@ class LoopConnection(ConnectionHandler):
         if self._send_queued() or ping:
             if ping:
                 self._send_ping(self._connect_timeout)
+            late = sent_too_late(now - self._last_send, self._read_timeout)
+            if late:
+                self._late_send = (late, now)
             self._last_send = now
             self._flush()
         when, is_ping = next_turn(now, self._last_heard, self._last_send, self._read_timeout)
         self._arm(when, PING_EARLY_S if is_ping else 0.0)
+
+    def _late_quiet(self, now: float) -> float:
+        """How late this connection's pings were, if it has just been quiet for the read time-out:
+        still (nothing sent since), or until a send less than a read time-out ago — ZooKeeper's
+        hang-up on a session it expired can come after the loop, late, has read a watch's event
+        and pinged at once (``keepalive.sent_too_late``)."""
+        late, at = self._late_send
+        recent = late if now - at < self._read_timeout else 0.0
+        return max(recent, sent_too_late(now - self._last_send, self._read_timeout))
 
     def _arm(self, when: float, early: float) -> None:
         """The connection's timer at ``when``, unless one is set sooner: a timer that finds nothing
@@ -432,6 +451,8 @@ class LoopConnection(ConnectionHandler):
     def _receive(self) -> None:
         chunk = self.loop.receive(self._socket)
         if not chunk:
+            if self.phase == CONNECTED:  # ZooKeeper hung up: perhaps on a session it expired for our silence
+                self.dropped_late_s = self._late_quiet(time.monotonic())
             raise ConnectionDropped("socket connection broken")
         if self.cable.paused:
             return  # blackholed: only the connection's end gets through

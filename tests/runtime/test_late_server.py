@@ -8,6 +8,7 @@ time-out, as a server busy with a class's sandboxes holds it."""
 from __future__ import annotations
 
 import threading
+import time
 
 from backend.runtime.faults import apply_fault
 from backend.zk.io_loop import SessionLoop
@@ -16,6 +17,24 @@ from tests.support import wait_until
 STALL_S = 3.5
 """Past the read time-out (2.67 s at the lab's 4 s session timeout) plus the ping's 1.33 s: every
 broker's connection times out at the loop's next turn, each by the loop's lateness alone."""
+
+LONG_STALL_S = 6.0
+"""Past the 4 s session timeout with room to spare: ZooKeeper's session tracker expires on ticks
+(2 s here), so a session can live up to a tick beyond its timeout."""
+
+
+class _Stall:
+    """A timer of the loop's that holds it still. Stalled in a timer, the loop reads its sockets at
+    its next turn before any broker's timer is due again (the timers due are those due when the
+    turn began), so it meets ZooKeeper's hang-ups before its own time-outs."""
+
+    timer_token = None
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def on_timer(self) -> None:
+        threading.Event().wait(self.seconds)
 
 
 def _lab_caused(record) -> bool:
@@ -40,6 +59,21 @@ def test_a_connection_dropped_because_the_lab_ran_late_names_the_lab_as_the_caus
                20, "each broker to be back, or to learn that its session expired")
     for record in recorder.of("broker", to_state="session_lost"):
         assert _lab_caused(record), record.note
+
+
+def test_sessions_zookeeper_expired_because_the_lab_ran_late_name_the_lab_as_the_cause(start_cluster):
+    """A stall past the session timeout: ZooKeeper expires both sessions and hangs up before the
+    loop runs again, so the connections end by ZooKeeper's hang-up, not by their own time-out —
+    and the expiry is still the lab's, because nothing was sent for all that time (without
+    ``keepalive.sent_too_late`` these records name nothing: checked)."""
+    cluster, recorder = start_cluster(brokers=(0, 1))
+    loop = SessionLoop.shared()
+    loop.call(lambda: loop.set_timer(_Stall(LONG_STALL_S), time.monotonic()))
+    lost = wait_until(lambda: (lambda r: r if len({x.broker_id for x in r}) == 2 else None)(
+        recorder.of("broker", to_state="session_lost")), 30, "both brokers to learn that their sessions expired")
+    for record in lost + recorder.of("broker", to_state="zk_disconnected"):
+        assert _lab_caused(record), record.note
+        assert record.detail["lab_server_late_ms"] >= 2000, record.detail
 
 
 def test_an_expiry_that_zookeeper_was_asked_for_does_not_blame_the_lab(start_cluster):

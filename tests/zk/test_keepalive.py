@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.zk.keepalive import late_enough_to_drop, next_turn, ping_delay, ping_due, timed_out
+from backend.zk.keepalive import late_enough_to_drop, next_turn, ping_delay, ping_due, sent_too_late, timed_out
 
 FOUR_S = 4.0 * 2 / 3  # the lab's 4 s session: a read time-out of 2.67 s
 KAFKAS = 18.0 * 2 / 3  # Kafka's own 18 s: half the read time-out is 6 s
@@ -49,3 +49,11 @@ def test_a_drop_is_the_labs_own_when_an_on_time_turn_would_not_have_found_the_si
     assert not late_enough_to_drop(now=102.75, late=0.05, last_heard=100.0, read_timeout=FOUR_S)
     # Heard nothing for 2 s before the turn that should have run at 102.0 came 0.8 s late.
     assert late_enough_to_drop(now=102.8, late=0.8, last_heard=100.0, read_timeout=FOUR_S)
+
+
+def test_a_quiet_as_long_as_the_read_time_out_is_the_labs_own():
+    """ZooKeeper hangs up on a session it expired: when the client had sent nothing for the read
+    time-out (its ping was due at half of it), the silence was the lab's."""
+    assert sent_too_late(quiet=4.5, read_timeout=FOUR_S) == pytest.approx(4.5 - 4 / 3)
+    assert sent_too_late(quiet=1.2, read_timeout=FOUR_S) == 0.0  # on time: ZooKeeper went away
+    assert sent_too_late(quiet=2.6, read_timeout=FOUR_S) == 0.0
