@@ -56,9 +56,10 @@ class ZkSession:
 
     @property
     def dropped_late_s(self) -> float:
-        """How late the lab's session loop ran when this session's connection last timed out, if
-        that lateness alone made ZooKeeper's silence; 0 when the drop was ZooKeeper's or the
-        network's (``LoopConnection.dropped_late_s``). Read while told ``SUSPENDED`` or ``LOST``."""
+        """How late the lab's session loop ran when this session's connection last dropped, if
+        that lateness explains the drop (the silence was the lab's); 0 when the drop was
+        ZooKeeper's or the network's (``LoopConnection.dropped_late_s``). Read while told
+        ``SUSPENDED`` or ``LOST``."""
         return self._client._connection.dropped_late_s
 
     def wait_connected(self, timeout_s: float, or_until: Callable[[], bool] = lambda: False) -> bool:

@@ -51,7 +51,7 @@ def test_a_connection_dropped_because_the_lab_ran_late_names_the_lab_as_the_caus
     for record in dropped:
         assert _lab_caused(record), record.note
         late_ms = record.detail["lab_server_late_ms"]
-        assert 500 <= late_ms <= STALL_S * 1000 + 1000, late_ms  # a stall's lateness, not a ping's
+        assert 500 <= late_ms <= STALL_S * 1000 + 3000, late_ms  # a stall's lateness (plus a ping's wait at most)
         assert f"{late_ms / 1000:.1f} s late" in record.note
     # An expiry that followed the same drop is told the same cause.
     wait_until(lambda: all(recorder.of("broker", broker_id=b, to_state="zk_reconnected")

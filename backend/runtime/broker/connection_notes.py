@@ -22,9 +22,10 @@ def late_cause(late_s: float) -> tuple[str, dict | None]:
     if not late_s:
         return "", None
     return (f" Nobody asked for this: the lab's server, busy with every sandbox it runs, sent this broker's "
-            f"heart-beats {late_s:.1f} s late, so it heard nothing from ZooKeeper for two thirds of the session "
-            f"timeout and gave the connection up — as a real broker does after a long pause (a garbage "
-            f"collection, a swapping machine)."), {"cause": "lab_server_late", "lab_server_late_ms": round(late_s * 1000)}
+            f"heart-beats {late_s:.1f} s late, and a connection that quiet is given up (by the broker after two "
+            f"thirds of the session timeout, by ZooKeeper after all of it) — as a real broker's is after a long "
+            f"pause (a garbage collection, a swapping machine)."), {"cause": "lab_server_late",
+                                                                   "lab_server_late_ms": round(late_s * 1000)}
 
 
 class ConnectionNotes:
