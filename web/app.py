@@ -22,7 +22,7 @@ from backend.zk.io_loop import SessionLoop
 from web import api, pages, security, sockets, teaching_api, teaching_sockets
 from web import broadcast, stats_pages
 from web import replays_api
-from web import teaching_pages
+from web import server_load, teaching_pages
 from web.broadcast import Broadcaster
 from web.capacity import capacity
 from web.classes import MAX_CLASSES, MAX_STUDENTS_PER_CLASS, ClassRegistry
@@ -155,6 +155,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     sockets.register(socketio, state.socket_handlers)
     teaching_sockets.register(socketio, sockets.guard, state.socket_handlers)
     if workers is not None:
+        workers.describe_load = lambda: server_load.this_worker(len(manager.all()), guard.describe())
         app.before_request(routes.route_http)
         state.forwarder = Forwarder(workers.start(), app, routes.CALLS).start()
     health.start()

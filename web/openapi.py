@@ -88,6 +88,12 @@ def _teaching_paths() -> dict:
             "failed: [{student, name, error}], remaining, started_ms, finished_ms} (also the class's `handout`, "
             "and the class_handout event to the instructor after every copy)", errors=("403", "404"),
             security="instructorToken")},
+        "/api/classes/{class_id}/load": {"parameters": path("class_id"), "get": op(
+            "Is the server keeping up with the class? {workers: [{worker, sandboxes, lag_ms, zk_lag_ms, "
+            "zk_limit_ms, shedding, refused, zk_dropped, zk_expired}], sandboxes, cap, shedding, zk_lag_ms, "
+            "refused, zk_dropped, zk_expired}: the counters since each worker started, summed (the "
+            "instructor's page shows their change over a minute)", errors=("403", "404"),
+            security="instructorToken")},
         "/api/classes/{class_id}": {"parameters": path("class_id"), "get": op(
             "The class: students, session, pause, the open question's answers", errors=("403", "404"),
             security="instructorToken")},

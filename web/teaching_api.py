@@ -6,7 +6,7 @@ from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
 
-from web import service, teaching
+from web import server_load, service, teaching
 from web.api import body, manager, token
 
 bp = Blueprint("teaching", __name__, url_prefix="/api")
@@ -97,6 +97,19 @@ def create_class():
 def describe_class(class_id):
     classes().check_instructor(instructor_token())
     return jsonify(classes().get(class_id).describe(for_instructor=True))
+
+
+@bp.get("/classes/<class_id>/load")
+def class_server_load(class_id):
+    """Is the server keeping up with the class (``web/server_load.py``)? Every worker's figures."""
+    classes().check_instructor(instructor_token())
+    classes().get(class_id)  # an unknown class is a 404, as for its other calls
+    state = current_app.extensions["kclab"]
+    mine = server_load.this_worker(len(state.sandboxes.all()), state.load_guard.describe())
+    workers = state.workers
+    others = workers.others_load() if workers is not None else []
+    return jsonify(server_load.whole_server({"worker": workers.id if workers is not None else "this", **mine},
+                                            others, state.sandboxes.places.capacity.sandboxes))
 
 
 @bp.get("/classes/<class_id>/handout")

@@ -15,6 +15,7 @@ import {createAnswerChart} from './views/answer-chart.js';
 import {createHandoutView} from './views/handout.js';
 import {createLessonEditor} from './views/lesson-editor.js';
 import {createLessonList} from './views/lesson-list.js';
+import {createServerLoadView} from './views/server-load.js';
 
 const TOKEN_KEY = 'kclab.instructor.token';
 const CLASS_KEY = 'kclab.instructor.class';
@@ -31,6 +32,7 @@ export async function boot(shell) {
   const io = await socketIo();
   const chart = createAnswerChart(ui.answers, {alerts});
   const handout = createHandoutView(ui.handout);
+  const serverLoad = createServerLoadView(ui.serverLoad, {fetchLoad: () => teaching.getClassLoad(token, room.id)});
   let room = null; // the class as the server describes it to the instructor
   let link = null;
   let tally = {question: null, counts: {}};
@@ -138,6 +140,7 @@ export async function boot(shell) {
 
   function setRoom(described) {
     room = {...room, ...described};
+    serverLoad.start(); // once a class is open: the server's load is the instructor's to watch
     if (described.answers) tally = {question: described.answers.question, counts: described.answers.counts};
     if (described.handout) handout.render(described.handout);
     if (room.session && room.session_token) follow(room.session, room.session_token, room.lesson);
@@ -265,6 +268,7 @@ function createPanels() {
           <button type="button" data-action="fork-missing" class="hidden" disabled>Give a copy to those without one</button>
         </div>
         <div class="handout" aria-label="Private copies handed out"></div>
+        <p class="server-load" id="server-load" role="status" aria-live="polite" hidden></p>
       </div>
       <p class="class-busy" role="status"></p>
     </div>
@@ -287,6 +291,7 @@ function createPanels() {
     count: $(classPanel, '.student-count'), session: $(classPanel, '.class-session'), students: $(classPanel, '.class-students'),
     demo: $(classPanel, '[data-action="free-demo"]'), pause: $(classPanel, '[data-action="pause-class"]'),
     fork: $(classPanel, '[data-action="fork"]'), forkMissing: $(classPanel, '[data-action="fork-missing"]'), handout: $(classPanel, '.handout'), busy: $(classPanel, '.class-busy'),
+    serverLoad: $(classPanel, '.server-load'),
     answers: $(classPanel, '.answers-panel'), lessonList: $(authoring, '.lesson-list'), editor: $(authoring, '.editor-host'),
   };
 }

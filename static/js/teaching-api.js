@@ -75,6 +75,12 @@ export class TeachingApi {
     return this._call('GET', `/api/classes/${encodeURIComponent(classId)}`, {headers: {'X-Instructor-Token': instructorToken}});
   }
 
+  /** Is the server keeping up with the class (web/server_load.py)? */
+  getClassLoad(instructorToken, classId) {
+    return this._call('GET', `/api/classes/${encodeURIComponent(classId)}/load`,
+      {headers: {'X-Instructor-Token': instructorToken}});
+  }
+
   /** action: session ({lesson} or {} for a free demo) | pause ({paused}) | continue | fork. */
   classAction(instructorToken, classId, action, body = {}) {
     return this._call('POST', `/api/classes/${encodeURIComponent(classId)}/${action}`, {body,

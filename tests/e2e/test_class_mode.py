@@ -13,6 +13,8 @@ the background; the instructor's page shows the hand-out's progress).
 
 from __future__ import annotations
 
+import re
+
 from tests.e2e.conftest import page_errors
 from tests.e2e.teaching_support import (broker_action, open_instructor, page_leaders, screenshot, shown_source,
                                         wait_brokers_alive, zk_leaders)
@@ -66,6 +68,13 @@ def test_a_class_follows_the_instructor_answers_and_gets_private_copies(new_page
     students = [join(new_page, server, code, name) for name in STUDENTS]
     instructor.wait_for_selector(f'.student-count[data-count="{len(STUDENTS)}"]')
     assert instructor.locator(".class-students li").all_inner_texts() == list(STUDENTS)
+    # The instructor sees whether the server keeps up (static/js/views/server-load.js): the API
+    # answered this page's token (a refusal would say "unknown"), in words.
+    instructor.wait_for_selector('#server-load[data-state]:not([hidden])')
+    load_state = instructor.get_attribute("#server-load", "data-state")
+    load_text = instructor.locator("#server-load").inner_text()
+    assert load_state in ("ok", "busy", "overloaded") and re.search(r"\d+ of \d+ sandboxes running", load_text), \
+        (load_state, load_text)
 
     # A free demo on the shared cluster: every page follows it.
     instructor.click('[data-action="free-demo"]')

@@ -275,3 +275,28 @@ def test_a_killed_worker_is_said_and_the_others_go_on(pair, shared):
     finally:
         page.close()
         _close(a, living)
+
+
+def test_the_instructor_sees_every_workers_load_from_either(pair, shared):
+    """The class's load (``web/server_load.py``) adds up every worker's figures, as each last
+    published them with its heart-beat, whichever worker answers the instructor's page."""
+    a, b = pair
+    ih = {"X-Instructor-Token": a.token}
+    status, room, _ = a.call("POST", "/api/classes", {}, headers=ih)
+    assert status == 201, room
+    on_a, on_b = _new(a), _new(b)
+    try:
+        def both_counted():
+            status, load, _ = b.call("GET", f"/api/classes/{room['id']}/load", headers=ih)
+            assert status == 200, load
+            return len(load["workers"]) == 2 and all(w["sandboxes"] >= 1 for w in load["workers"]) and load
+        load = wait_until(both_counted, 15, "both workers' loads, a sandbox in each")
+        assert len({w["worker"] for w in load["workers"]}) == 2
+        assert load["sandboxes"] == sum(w["sandboxes"] for w in load["workers"]) == shared.hlen("kclab:places")
+        assert load["cap"] == CAP and load["shedding"] is False
+        for name in ("refused", "zk_dropped", "zk_expired"):
+            assert load[name] == sum(w[name] for w in load["workers"])
+        assert b.call("GET", f"/api/classes/{room['id']}/load")[0] == 403
+    finally:
+        _close(a, on_a)
+        _close(a, on_b)

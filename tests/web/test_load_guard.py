@@ -84,10 +84,20 @@ def test_behind_a_worker_refuses_a_students_new_work_and_not_the_instructors(app
     assert demo.status_code == 200, demo.get_json()  # the class is watching the instructor's demo
     health = _health(client)["load"]
     assert health["shedding"] is True and health["refused"] == 4 and health["lag_ms"] > health["limit_ms"]
+    # The instructor's page sees it too (``web/server_load.py``), and only the instructor.
+    load = client.get(f"/api/classes/{room['id']}/load", headers=IH)
+    assert load.status_code == 200, load.get_json()
+    seen = load.get_json()
+    assert seen["shedding"] is True and seen["refused"] == 4 and [w["shedding"] for w in seen["workers"]] == [True]
+    assert seen["sandboxes"] == len(state.sandboxes.all()) == seen["workers"][0]["sandboxes"]
+    assert seen["cap"] >= seen["sandboxes"] and seen["zk_dropped"] >= 0 and seen["zk_expired"] >= 0
+    assert client.get(f"/api/classes/{room['id']}/load").status_code == 403
+    assert client.get("/api/classes/no-such-class/load", headers=IH).status_code == 404
 
     _caught_up(state.load_guard)
     assert _fault(client, student).status_code == 200
     assert _health(client)["load"]["shedding"] is False
+    assert client.get(f"/api/classes/{room['id']}/load", headers=IH).get_json()["shedding"] is False
     page.disconnect()
 
 

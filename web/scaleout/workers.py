@@ -12,6 +12,7 @@ later requests get a 503 that says what happened instead of a 404.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
@@ -87,6 +88,9 @@ class Workers:
         self._give_back = self.redis.register_script(_GIVE_BACK)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="worker-heartbeat", daemon=True)
+        self.describe_load: Callable[[], dict] | None = None
+        """This worker's load (``web/server_load.this_worker``), published with each heart-beat for
+        the instructor's page, which another worker may serve."""
 
     # -- life --------------------------------------------------------------------------------------
     def start(self) -> "Workers":
@@ -107,7 +111,19 @@ class Workers:
         with self.redis.pipeline() as beat:
             beat.set(K + "alive:" + self.id, os.getpid(), px=int(DEAD_AFTER_S * 1000))
             beat.sadd(WORKERS, self.id)
+            if self.describe_load is not None:
+                beat.set(K + "load:" + self.id, json.dumps(self.describe_load()), px=int(DEAD_AFTER_S * 1000))
             beat.execute()
+
+    def others_load(self) -> list[dict]:
+        """The other live workers' loads, as each last published it (a second old at most)."""
+        try:
+            others = sorted(w for w in self.redis.smembers(WORKERS) if w != self.id)
+            loads = self.redis.mget([K + "load:" + w for w in others]) if others else []
+        except redis.RedisError:
+            log.warning("Redis did not answer for the other workers' load", exc_info=True)
+            return []
+        return [{"worker": w, **json.loads(load)} for w, load in zip(others, loads) if load]
 
     def _run(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):

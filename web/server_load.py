@@ -1,0 +1,33 @@
+"""Is the server keeping up with the class? What the instructor's page shows, worker by worker.
+
+An instructor of 200 students on one machine cannot see the server: when it falls behind,
+students' actions are refused ("overloaded, try again in 2 s") and brokers nobody touched drop
+their ZooKeeper connections and lose their sessions (their records say so: ``lab_server_late``,
+docs/records.md). The instructor, who can ask the class to slow down or hand out fewer copies,
+should know it as soon as the students do. Each worker's own figures are ``web/load_guard.py``'s
+(``/healthz`` has them too, but a load balancer sends that to any one worker); with several
+workers each publishes its own with its heart-beat (``web/scaleout/workers.py``) and the class's
+owner adds them up here. Counters, not rates: the page keeps a minute of samples and says what
+changed in it (``static/js/views/server-load.js``).
+"""
+
+from __future__ import annotations
+
+COUNTERS = ("refused", "zk_dropped", "zk_expired")
+"""Since the worker started; the page tells their increase."""
+
+
+def this_worker(sandboxes: int, load: dict) -> dict:
+    """One worker's figures: its sandboxes and its load guard's ``describe()``."""
+    return {"sandboxes": sandboxes, "zk_lag_ms": load["zk_lag_ms"], "zk_limit_ms": load["zk_limit_ms"],
+            "lag_ms": load["lag_ms"], "shedding": bool(load["shedding"]),
+            **{name: int(load[name]) for name in COUNTERS}}
+
+
+def whole_server(mine: dict, others: list[dict], cap: int) -> dict:
+    """Every worker's figures (this one first), their sum, and the sandbox cap."""
+    workers = [mine, *others]
+    return {"workers": workers, "sandboxes": sum(w["sandboxes"] for w in workers), "cap": cap,
+            "shedding": any(w["shedding"] for w in workers),
+            "zk_lag_ms": max(w["zk_lag_ms"] for w in workers),
+            **{name: sum(w[name] for w in workers) for name in COUNTERS}}
