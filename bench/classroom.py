@@ -54,7 +54,7 @@ if str(ROOT) not in sys.path:
 
 from bench import server_threads  # noqa: E402
 from bench.app_server import AppServer, Refused  # noqa: E402
-from bench.load_watch import LoadWatch  # noqa: E402
+from bench.load_watch import InstructorPage, LoadWatch  # noqa: E402
 from bench.measure import (archived, by_minute, children, during_a_pause, gc_pause_stats,  # noqa: E402
                            gc_pauses, latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
 from bench.process_tree import tree_cpu_seconds, tree_rss_mb  # noqa: E402
@@ -221,10 +221,12 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         busy1, stolen1 = machine_busy_seconds(), machine_stolen_seconds()
         driver = demo_driver(server, room["id"], args.seconds, args.demo_interval, demo, args.mix)
         lateness = LoadWatch(server, args.seconds)
+        instructor = InstructorPage(server, room["id"], INSTRUCTOR, args.seconds)
         results = pool.command("faults", args.seconds, args.fault_interval, "http", args.seed, args.spread,
                                args.mix, timeout=args.seconds + 400)
         driver.join(60)
         lateness.join(10)
+        instructor.join(35)
         c2, t2, k2, w2 = tree_cpu_seconds(server.proc.pid), time.monotonic(), pool.cpu(), time.time()
         busy2, stolen2 = machine_busy_seconds(), machine_stolen_seconds()
         rss2 = tree_rss_mb(server.proc.pid)
@@ -288,6 +290,8 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         # record overlapped a collection of 20 ms or more (every thread of the worker waits it out).
         "gc_pauses": gc_pause_stats(pauses, window),
         "worker_lateness": lateness.summary(),
+        # What the instructor's page said of the server every 5 s (``static/js/views/server-load.js``).
+        "instructor_page": instructor.summary(),
         "slowest_1pct_made_during_a_gc_pause": _slowest_during_pause(faults, pauses),
         **({"by_minute": by_minute(faults, demo_latency_at, lateness.stolen, pauses, w1 * 1000,
                                            lateness.rss, lateness.samples)}

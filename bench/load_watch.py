@@ -1,12 +1,16 @@
 """The worker's own view of a class while the bench runs it: how late it ran, for how long it
 refused students' faults, its ZooKeeper sessions dropped and expired (``/healthz``'s ``load``,
-``web/load_guard.py``), the machine's stolen time and the server's memory, every second
-(``bench/classroom.py``)."""
+``web/load_guard.py``), the machine's stolen time and the server's memory, every second; and
+what the instructor's page said of it meanwhile (``bench/classroom.py``)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import threading
 import time
+from collections import Counter
+from pathlib import Path
 
 from bench.app_server import AppServer
 from bench.measure import latency_stats, machine_stolen_seconds
@@ -51,3 +55,56 @@ class LoadWatch(threading.Thread):
                    for what in ("dropped", "expired") if f"zk_{what}" in self.samples[0]},
                 "seconds_refusing": sum(1 for s in self.samples if s["shedding"]),
                 "refused": self.samples[-1]["refused"] - self.samples[0]["refused"]}
+
+
+class InstructorPage(threading.Thread):
+    """The instructor's page over the class: ``GET /api/classes/<id>/load`` every
+    ``POLL_MS`` (static/js/views/server-load.js), how long each answer took, and what the page
+    said of each — decided by the page's own module under node, not a copy of its rules. A tree
+    without the endpoint answers 404: the summary is then empty."""
+
+    POLL_S = 5.0
+
+    def __init__(self, server: AppServer, class_id: str, headers: dict, seconds: float) -> None:
+        super().__init__(daemon=True)
+        self.server, self.class_id, self.headers, self.seconds = server, class_id, headers, seconds
+        self.samples: list[dict] = []
+        self.answer_ms: list[float] = []
+        self.start()
+
+    def run(self) -> None:
+        end = time.monotonic() + self.seconds
+        while time.monotonic() < end:
+            asked = time.monotonic()
+            try:
+                response = self.server.http.get(f"{self.server.url}api/classes/{self.class_id}/load",
+                                                headers=self.headers, timeout=30)
+                if response.status_code == 200:
+                    self.answer_ms.append((time.monotonic() - asked) * 1000)
+                    self.samples.append({"t": time.time() * 1000, "load": response.json()})
+            except Exception:  # noqa: BLE001 - a missed poll, as a page's would be
+                pass
+            time.sleep(max(0.0, self.POLL_S - (time.monotonic() - asked)))
+
+    def summary(self) -> dict:
+        if not self.samples:
+            return {}
+        said = page_verdicts(self.samples)
+        return {"polls": len(self.samples), "answer_ms": latency_stats(self.answer_ms),
+                "said": dict(Counter(s["state"] for s in said)),
+                "worst": max(said, key=lambda s: ("ok", "busy", "overloaded").index(s["state"]))["text"]}
+
+
+def page_verdicts(samples: list[dict]) -> list[dict]:
+    """``describeLoad`` of the page's module on every prefix of ``samples``: what it showed each time."""
+    module = Path(__file__).resolve().parents[1] / "static" / "js" / "views" / "server-load.js"
+    script = (f"import {{describeLoad}} from {json.dumps(module.as_uri())};"
+              "const samples = JSON.parse(require_stdin());"
+              "console.log(JSON.stringify(samples.map((_, i) => describeLoad(samples.slice(0, i + 1)))));")
+    script = script.replace("require_stdin()", "(await new Promise((ok) => { let s = ''; process.stdin.on('data', "
+                                                "(d) => s += d); process.stdin.on('end', () => ok(s)); }))")
+    done = subprocess.run(["node", "--input-type=module", "-e", script], input=json.dumps(samples),
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode:
+        raise RuntimeError(f"node could not run the page's module: {done.stderr[-500:]}")
+    return json.loads(done.stdout)
