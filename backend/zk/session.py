@@ -62,6 +62,12 @@ class ZkSession:
         ``SUSPENDED`` or ``LOST``."""
         return self._client._connection.dropped_late_s
 
+    @property
+    def dropped_silent(self) -> bool:
+        """This session's connection last dropped because ZooKeeper did not answer heart-beats that
+        went out on time (``LoopConnection.dropped_silent``)."""
+        return self._client._connection.dropped_silent
+
     def wait_connected(self, timeout_s: float, or_until: Callable[[], bool] = lambda: False) -> bool:
         """Poll until kazoo reports the connection back, ``or_until()`` holds (e.g. the session
         was found expired), or ``timeout_s`` passes; whether it is connected."""

@@ -16,12 +16,12 @@ What goes over the wire, and when, is kazoo's: :class:`LoopConnection` is kazoo'
 handshake are serialised by kazoo's own ``_submit``; answers, watch events and the close are
 read by kazoo's own ``_read_response`` and ``_read_watch_event``; the client sees the same
 state changes in the same order; the host order and the reconnection back-off (``KazooRetry``'s
-delay, jitter, back-off and limits) are kazoo's arithmetic, run on timers instead of sleeps. But
-a live connection keeps the clocks of ZooKeeper's Java client (``ClientCnxn``, Kafka's): it pings
-after half the read time-out of sending nothing (sooner at a turn after a second's quiet) and
-drops when it has heard nothing for the whole read time-out, where kazoo drops when a ping is
-still unanswered at its next ping, 0.9–1.3 s later at the lab's 4 s timeout
-(:meth:`LoopConnection._step`; docs/fidelity.md). What it leaves out the lab does not use: TLS,
+delay, jitter, back-off and limits) are kazoo's arithmetic, run on timers instead of sleeps
+(``host_rounds.py``). But a live connection keeps the clocks of ZooKeeper's Java client
+(``ClientCnxn``, Kafka's; ``keepalive.py``): it pings after half the read time-out of sending
+nothing (sooner at a turn after a second's quiet) and drops when it has heard nothing for the
+whole read time-out, where kazoo drops when a ping is still unanswered at its next ping,
+0.9–1.3 s later at the lab's 4 s timeout (:meth:`LoopConnection._step`; docs/fidelity.md). What it leaves out the lab does not use: TLS,
 SASL and digest auth, and read-only mode (:func:`use_session_loop` refuses a client that asks
 for them).
 
@@ -35,15 +35,12 @@ up its own session alone (:meth:`LoopConnection._session_ended`).
 
 from __future__ import annotations
 
-import errno
-import ipaddress
 import os
 import socket
 import threading
 import time
 from typing import Callable
 
-from kazoo import retry as kazoo_retry
 from kazoo.client import CLOSED_STATES, KazooClient
 from kazoo.exceptions import AuthFailedError, ConnectionDropped, SessionExpiredError
 from kazoo.loggingsupport import BLATHER
@@ -54,6 +51,8 @@ from kazoo.protocol.states import KeeperState
 
 from backend.zk.cable import Cable
 from backend.zk.handler import PollingThreadingHandler
+from backend.zk.host_rounds import (CONNECTED, HANDSHAKE, LISTENING, RESOLVING, STOPPED, TCP_CONNECTING, WAITING,
+                                    HostRounds)
 from backend.zk.io_loop import READ, WRITE, SessionLoop
 from backend.zk.keepalive import late_enough_to_drop, next_turn, ping_due, sent_too_late, timed_out
 
@@ -82,20 +81,7 @@ class _LoopWake:
         pass
 
 
-# The phases of one connection.
-STOPPED, WAITING, RESOLVING, TCP_CONNECTING, HANDSHAKE, CONNECTED, LISTENING = (
-    "stopped", "waiting", "resolving", "tcp-connecting", "handshake", "connected", "listening")
-
-
-def _is_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip())
-        return True
-    except ValueError:
-        return False
-
-
-class LoopConnection(ConnectionHandler):
+class LoopConnection(HostRounds, ConnectionHandler):
     """kazoo's ``ConnectionHandler`` for :class:`SessionLoop`: the same requests, answers, state
     changes and clocks as its ``zk_loop`` (see the module's docstring), as steps the loop runs
     when a socket is ready, a request is queued or a timer is due."""
@@ -136,6 +122,10 @@ class LoopConnection(ConnectionHandler):
         The lab's server, too busy to send the session's pings on time, not ZooKeeper. 0
         otherwise; kept until the next connection is up, so that an expiry that follows is told
         the same cause."""
+        self.dropped_silent = False
+        """This connection last dropped on its read time-out with the loop on time: ZooKeeper did
+        not answer heart-beats that went out when due (the server away, cut off, or itself
+        running late). Kept as ``dropped_late_s`` is."""
         self._late_send = (0.0, 0.0)
         """(how late, when) of this connection's last send that came after a quiet as long as
         the read time-out (:meth:`_late_quiet`)."""
@@ -194,6 +184,10 @@ class LoopConnection(ConnectionHandler):
             except (ConnectionDropped, OSError) as exc:
                 if isinstance(exc, OSError):
                     exc = ConnectionDropped(f"socket connection error: {getattr(exc, 'strerror', None) or exc}")
+                if self.phase == CONNECTED and not (self.dropped_late_s or self.dropped_silent):
+                    # Not its own time-out: ZooKeeper hung up (read as the end of the stream, or as
+                    # a broken pipe by the next send) — perhaps on a session it expired for our silence.
+                    self.dropped_late_s = self._late_quiet(time.monotonic())
                 self.logger.warning("Connection dropped: %s", exc)
                 self.loop.dropped += 1
                 step, args = self._lost, ()
@@ -211,86 +205,6 @@ class LoopConnection(ConnectionHandler):
             except Exception:  # noqa: BLE001 - kazoo's thread would die here; this loop serves others
                 self.logger.exception("Unhandled exception in connection loop")
                 step, args = self._finish, ()
-
-    def _begin(self) -> None:
-        """``zk_loop``'s start: a fresh copy of the retry policy, then the first round of hosts."""
-        self.logger.log(BLATHER, "ZK loop started")
-        self._retry = self.retry_sleeper.copy()
-        self._retry.reset()
-        if self._retry.deadline is not None:
-            self._retry._cur_stoptime = time.monotonic() + self._retry.deadline
-        self._round()
-
-    def _round(self) -> None:
-        """``_connect_loop``: every host once, in kazoo's (shuffled) order. Names are resolved
-        again each round, as kazoo does (a restarted container may come back at a new address),
-        but off the loop: a slow name server must not stall every other session. Addresses
-        (the cables', an embedded ZooKeeper's) need no resolver and go on at once."""
-        if self.client._stopped.is_set():
-            return self._finish()
-        self._host_count = max(1, len(self.client.hosts))
-        self._round_id += 1
-        if all(_is_address(host) for host, _ in self.client.hosts):
-            return self._resolved(self._round_id, self._expand_client_hosts())
-        self.phase = RESOLVING
-        self.loop.resolve(self._expand_client_hosts, self._round_id, self._on_resolved)
-
-    def _on_resolved(self, round_id: int, hosts: list) -> None:
-        self.guarded(self._resolved, round_id, hosts)
-
-    def _resolved(self, round_id: int, hosts: list) -> None:
-        if round_id != self._round_id or self.connection_stopped.is_set():
-            return  # a round that a stop (and perhaps a new start) has overtaken
-        self._hosts = hosts
-        self._next_host()
-
-    def _next_host(self) -> None:
-        if self.client._stopped.is_set():
-            return self._finish()
-        if not self._hosts:
-            return self._retry_later()
-        host, hostip, port = self._hosts.pop(0)
-        client = self.client
-        self._socket = None
-        if client._state != KeeperState.CONNECTING:
-            client._session_callback(KeeperState.CONNECTING)
-        self._xid = 0
-        self._peer = (host, port)
-        self.logger.info("Connecting to %s(%s):%s, use_ssl: %r", host, hostip, port, client.use_ssl)
-        self._inbox.clear()
-        self._outbox.clear()
-        if self.cable.cut:  # refused, and a crashed process logs nothing: the next round, quietly
-            self._hosts.clear()
-            return self._retry_later()
-        if self.cable.paused:  # the dial goes through and the handshake is never answered
-            return self._await_handshake()
-        family = socket.AF_INET6 if ":" in hostip else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._socket = sock
-        self.phase = TCP_CONNECTING
-        self.loop.set_timer(self, time.monotonic() + client._session_timeout / 1000.0)
-        code = sock.connect_ex((hostip, port))
-        if code not in (0, errno.EINPROGRESS):
-            raise ConnectionDropped(f"socket connection error: {os.strerror(code)}")
-        self.loop.watch(sock, WRITE, self._on_socket)
-
-    def _retry_later(self) -> None:
-        """``KazooRetry``'s wait after a round of hosts failed: its count, delay, jitter,
-        back-off and deadline, on a timer instead of a sleep."""
-        retry = self._retry
-        retry._attempts += 1
-        if retry._attempts == retry.max_tries:
-            self.logger.warning("Failed connecting to Zookeeper within the connection retry policy.")
-            return self._finish()
-        sleep = retry._cur_delay * kazoo_retry.random.uniform(1.0 - retry.max_jitter, 1.0 + retry.max_jitter)
-        if retry._cur_stoptime is not None and time.monotonic() + sleep >= retry._cur_stoptime:
-            self.logger.warning("Failed connecting to Zookeeper within the connection retry policy.")
-            return self._finish()
-        retry._cur_delay = min(sleep * retry.backoff, retry.max_delay)
-        self.phase = WAITING
-        self.loop.set_timer(self, time.monotonic() + sleep)
 
     def _on_socket(self, sock: socket.socket, ready: int) -> None:
         self.guarded(self.on_ready, sock, ready)
@@ -365,7 +279,7 @@ class LoopConnection(ConnectionHandler):
         self._retry.reset()
         self.ping_outstanding.clear()
         self._last_send = self._last_heard = time.monotonic()
-        self.dropped_late_s = 0.0
+        self.dropped_late_s, self.dropped_silent = 0.0, False
         self._late_send = (0.0, 0.0)
         self.loop.cancel_timer(self)  # the handshake's; :meth:`_step` sets the connection's own
         self._step()
@@ -388,7 +302,7 @@ class LoopConnection(ConnectionHandler):
                 # An answer that came while the loop was late, unread (an on-time loop reads a
                 # socket as soon as it is ready): the silence is the lab's all the same.
                 late = now - self._last_send if self._answer_waiting() else 0.0
-            self.dropped_late_s = late
+            self.dropped_late_s, self.dropped_silent = late, not late
             raise ConnectionDropped(f"Client session timed out, have not heard from server in "
                                     f"{(now - self._last_heard) * 1000:.0f}ms" + (
                                         f" (this loop ran {late * 1000:.0f}ms late)" if self.dropped_late_s else ""))
@@ -462,8 +376,6 @@ class LoopConnection(ConnectionHandler):
     def _receive(self) -> None:
         chunk = self.loop.receive(self._socket)
         if not chunk:
-            if self.phase == CONNECTED:  # ZooKeeper hung up: perhaps on a session it expired for our silence
-                self.dropped_late_s = self._late_quiet(time.monotonic())
             raise ConnectionDropped("socket connection broken")
         if self.cable.paused:
             return  # blackholed: only the connection's end gets through

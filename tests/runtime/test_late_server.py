@@ -1,5 +1,5 @@
 """A broker whose connection the lab's own server was too late to keep says so, and one whose
-ZooKeeper went away does not blame the server (issue 14: in a class, the server is shared, and a
+ZooKeeper stopped answering says that instead (issue 14: in a class, the server is shared, and a
 student's broker can drop for nothing the student did).
 
 The real ZooKeeper; the process's session loop held still for longer than a connection's read
@@ -11,6 +11,7 @@ import threading
 import time
 
 from backend.runtime.faults import apply_fault
+from backend.zk import paths
 from backend.zk.io_loop import SessionLoop
 from tests.support import wait_until
 
@@ -84,4 +85,24 @@ def test_an_expiry_that_zookeeper_was_asked_for_does_not_blame_the_lab(start_clu
     lost = wait_until(lambda: recorder.of("broker", broker_id=1, to_state="session_lost"), 15,
                       "broker 1 to learn that its session expired")
     told = lost + recorder.of("broker", broker_id=1, to_state="zk_disconnected")
-    assert not any(_lab_caused(record) or "late" in record.note for record in told), [r.note for r in told]
+    assert not any(record.detail and "cause" in record.detail for record in told), [r.note for r in told]
+    assert not any("Nobody asked" in record.note for record in told), [r.note for r in told]
+
+
+def test_a_zookeeper_that_stops_answering_is_told_apart_from_a_late_lab(start_cluster, zk_client):
+    """A running broker cut off from ZooKeeper (its cable blackholed: a network cut, not a pause):
+    the loop pings on time and hears nothing, the connection times out on its own clock, and the
+    record says the heart-beats went out on time (``zookeeper_silent``); ZooKeeper then expires the
+    session, and the loss the broker learns when the cable is back says the same (``zookeeper_late``)."""
+    cluster, recorder = start_cluster(brokers=(0, 1))
+    broker = cluster.brokers[1]
+    broker.cable.pause()
+    [dropped] = wait_until(lambda: recorder.of("broker", broker_id=1, to_state="zk_disconnected"), 15,
+                           "broker 1 to time out its silent connection")
+    assert (dropped.detail or {}).get("cause") == "zookeeper_silent" and "went out on time" in dropped.note, dropped
+    wait_until(lambda: zk_client.exists(paths.broker_path(1)) is None, 15, "ZooKeeper to expire broker 1's session")
+    broker.cable.resume()
+    [lost] = wait_until(lambda: recorder.of("broker", broker_id=1, to_state="session_lost"), 15,
+                        "broker 1 to learn that its session expired")
+    assert (lost.detail or {}).get("cause") == "zookeeper_late" and "went out on time" in lost.note, lost
+    assert not any(_lab_caused(r) for r in recorder.of("broker", broker_id=1))

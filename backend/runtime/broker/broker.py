@@ -38,7 +38,7 @@ from backend.core.errors import NodeExistsException
 from backend.core.model import TopicPartition
 from backend.core.records import Record
 from backend.core.subjects import broker_subject
-from backend.runtime.broker.connection_notes import ConnectionNotes, late_cause
+from backend.runtime.broker.connection_notes import ConnectionNotes, unasked_cause
 from backend.runtime.broker.controlled_shutdown import controlled_shutdown
 from backend.runtime.broker.data_plane import DataPlane
 from backend.runtime.broker.request_handler import RequestHandler
@@ -75,6 +75,8 @@ class SimulatedBroker:
                               topic_setting=services.topic_setting, peers=services.peers,
                               correlation_ids=services.correlation_ids)
         self._session_lost = False
+        self._expiry_asked = False
+        """An ``expire_session`` fault ended the session: its loss was asked for."""
         self.connection_notes = ConnectionNotes(broker_id, self._emit)
         self.abandoned_session: str | None = None
         """The session a crash left behind, until a new process registers: ZooKeeper expires it."""
@@ -249,6 +251,7 @@ class SimulatedBroker:
 
     def expire_session(self) -> None:
         """ZooKeeper expires this broker's session now (see ``ZkSession.expire``)."""
+        self._expiry_asked = True  # its session_lost then blames nobody
         self.session.expire(self.services.zk_hosts + self.services.chroot)
         self._emit("session_expired", f"ZooKeeper expired the session of broker {self.id}: its ephemeral znodes "
                                       f"are gone; the broker will notice when it hears from ZooKeeper.")
@@ -292,12 +295,15 @@ class SimulatedBroker:
     def _on_session_state(self, state: SessionState) -> None:
         if self.status not in ("running", "paused", "shutting_down") or self.controller is None:
             return
-        late_s = self.session.dropped_late_s if state is not SessionState.CONNECTED else 0.0
+        dropped = state is not SessionState.CONNECTED
+        late_s = self.session.dropped_late_s if dropped else 0.0
         self.connection_notes.note(state, running=self.status == "running",
-                                   timeout_ms=self.config["zookeeper.session.timeout.ms"], late_s=late_s)
+                                   timeout_ms=self.config["zookeeper.session.timeout.ms"], late_s=late_s,
+                                   silent=dropped and self.session.dropped_silent)
         was_lost = self._session_lost
         if state is SessionState.LOST:
-            why, detail = late_cause(late_s if self.status == "running" else 0.0)
+            unasked = self.status == "running" and not self._expiry_asked
+            why, detail = unasked_cause(late_s, expired=True) if unasked else ("", None)
             self._emit("session_lost", f"Broker {self.id} learned that its ZooKeeper session expired.{why}",
                        detail=detail)
             expire = self.controller.on_session_lost()
@@ -306,6 +312,7 @@ class SimulatedBroker:
             return
         if state is SessionState.CONNECTED:
             self._session_lost = False
+            self._expiry_asked = False  # a new session, or the old one back
         self.controller.on_session_state(state, session_was_lost=was_lost)
 
     # -- requests (a request handler's thread) --------------------------------------------------------
