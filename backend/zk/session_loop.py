@@ -21,9 +21,9 @@ delay, jitter, back-off and limits) are kazoo's arithmetic, run on timers instea
 (``ClientCnxn``, Kafka's; ``keepalive.py``): it pings after half the read time-out of sending
 nothing (sooner at a turn after a second's quiet) and drops when it has heard nothing for the
 whole read time-out, where kazoo drops when a ping is still unanswered at its next ping,
-0.9–1.3 s later at the lab's 4 s timeout (:meth:`LoopConnection._step`; docs/fidelity.md). What it leaves out the lab does not use: TLS,
-SASL and digest auth, and read-only mode (:func:`use_session_loop` refuses a client that asks
-for them).
+0.9–1.3 s later at the lab's 4 s timeout (:meth:`LoopConnection._step`; docs/fidelity.md). What
+it leaves out the lab does not use: TLS, SASL and digest auth, and read-only mode
+(:func:`use_session_loop` refuses a client that asks for them).
 
 The one rule it adds: what kazoo runs on its connection thread while a session lives —
 listeners told of ``SUSPENDED`` and ``CONNECTED``, the ``rawlink`` callbacks of answers when the
