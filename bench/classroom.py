@@ -272,7 +272,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
                                            / max(1, sum(1 for f in faults if f["ok"])), 1),
         "duplicates": sum(r["duplicates"] for r in results),
         # Brokers' connections dropped and sessions lost that no student asked for, as the students'
-        # pages told them: ``..._lab_caused`` when the record named the server's lateness.
+        # pages told them, by the cause each record named (``lab_server_late``, ``zookeeper_...``).
         "unasked_on_pages": dict(sum((Counter(r.get("unasked", {})) for r in results), Counter())),
         "fault_to_page": latency_stats([f["latency_ms"] for f in faults if f["latency_ms"] is not None]),
         "fault_to_record_made": latency_stats([f["made_ms"] for f in faults if f.get("made_ms") is not None]),

@@ -30,7 +30,7 @@ class Watcher:
         self.kinds: collections.Counter | None = collections.Counter() if count_kinds else None
         self.unasked: collections.Counter = collections.Counter()
         """A running broker's dropped connections and lost sessions (nobody asks for either in a
-        class's mix), by whether the record named the lab's own server as the cause."""
+        class's mix), by the cause the record named (``detail.cause``)."""
         self.sio.on("records", self._on_records)
         self.sio.connect(url, transports=["websocket"], wait_timeout=60,
                          headers={"X-Forwarded-For": sandbox["address"]} if sandbox.get("address") else {})
@@ -56,8 +56,8 @@ class Watcher:
                 continue
             received[seq] = (now, record["ts_ms"])
             if record.get("to_state") in UNASKED and record["kind"] == "broker":
-                lab = (record.get("detail") or {}).get("cause") == "lab_server_late"
-                self.unasked[f"{record['to_state']}{'_lab_caused' if lab else ''}"] += 1
+                cause = (record.get("detail") or {}).get("cause") or "none named"
+                self.unasked[f"{record['to_state']}: {cause}"] += 1
             if self.kinds is not None:
                 self.kinds[record["kind"]] += 1
 
