@@ -3,7 +3,8 @@ ZooKeeper stopped answering says that instead (issue 14: in a class, the server 
 student's broker can drop for nothing the student did).
 
 The real ZooKeeper; the process's session loop held still for longer than a connection's read
-time-out, as a server busy with a class's sandboxes holds it."""
+time-out, as a server busy with a class's sandboxes holds it; or a broker's cable blackholed,
+as a ZooKeeper that stopped answering looks to a broker whose loop is on time."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ STALL_S = 3.5
 broker's connection times out at the loop's next turn, each by the loop's lateness alone."""
 
 LONG_STALL_S = 6.0
-"""Past the 4 s session timeout with room to spare: ZooKeeper's session tracker expires on ticks
-(2 s here), so a session can live up to a tick beyond its timeout."""
+"""Past the 4 s session timeout with room to spare: ZooKeeper's session tracker expires on its
+ticks (0.5 s here), so a session can live up to a tick beyond its timeout."""
 
 
 class _Stall:
