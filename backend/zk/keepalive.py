@@ -45,20 +45,3 @@ def next_turn(now: float, last_heard: float, last_send: float, read_timeout: flo
     drop_at = last_heard + read_timeout
     return (ping_at, True) if ping_at < drop_at else (drop_at, False)
 
-
-def late_enough_to_drop(now: float, late: float, last_heard: float, read_timeout: float) -> bool:
-    """Did the loop's own lateness time the connection out? ``late``: how long past its moment
-    the turn that found the silence ran. Had that turn run on time, it would have pinged (or
-    read) before the read time-out ran out, and a live ZooKeeper answers a ping in milliseconds:
-    the silence is then the lab's — its server too busy to send this session's heart-beats on
-    time — not ZooKeeper's nor the network's. A turn that was due at the time-out itself (the
-    silence was there before any lateness) is not."""
-    return late > 0 and (now - late) - last_heard < read_timeout
-
-
-def sent_too_late(quiet: float, read_timeout: float) -> float:
-    """How late a connection's ping was that came (or is still missing) after ``quiet`` seconds
-    of sending nothing: 0 unless the quiet lasted the read time-out — an on-time connection
-    pings at half of it, and a quiet that long is what lets ZooKeeper, hearing nothing for the
-    session timeout, expire the session and hang up."""
-    return quiet - read_timeout / 2.0 if quiet >= read_timeout else 0.0

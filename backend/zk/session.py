@@ -26,6 +26,7 @@ from kazoo.retry import KazooRetry
 
 from backend.zk.cable import Cable
 from backend.zk.client import KafkaZkClient
+from backend.zk.drop_cause import DropCause
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.session_loop import use_session_loop
 from backend.zk.teardown import end
@@ -55,18 +56,10 @@ class ZkSession:
         return None if client_id is None else hex(client_id[0])
 
     @property
-    def dropped_late_s(self) -> float:
-        """How late the lab's session loop ran when this session's connection last dropped, if
-        that lateness explains the drop (the silence was the lab's); 0 when the drop was
-        ZooKeeper's or the network's (``LoopConnection.dropped_late_s``). Read while told
+    def last_drop(self) -> DropCause:
+        """Why this session's connection last dropped (``drop_cause.py``): read while told
         ``SUSPENDED`` or ``LOST``."""
-        return self._client._connection.dropped_late_s
-
-    @property
-    def dropped_silent(self) -> bool:
-        """This session's connection last dropped because ZooKeeper did not answer heart-beats that
-        went out on time (``LoopConnection.dropped_silent``)."""
-        return self._client._connection.dropped_silent
+        return self._client._connection.drop
 
     def wait_connected(self, timeout_s: float, or_until: Callable[[], bool] = lambda: False) -> bool:
         """Poll until kazoo reports the connection back, ``or_until()`` holds (e.g. the session

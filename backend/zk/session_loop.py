@@ -50,11 +50,12 @@ from kazoo.protocol.serialization import Auth, Connect, ReplyHeader, int_struct
 from kazoo.protocol.states import KeeperState
 
 from backend.zk.cable import Cable
+from backend.zk.drop_cause import DropCause
 from backend.zk.handler import PollingThreadingHandler
 from backend.zk.host_rounds import (CONNECTED, HANDSHAKE, LISTENING, RESOLVING, STOPPED, TCP_CONNECTING, WAITING,
                                     HostRounds)
 from backend.zk.io_loop import READ, WRITE, SessionLoop
-from backend.zk.keepalive import late_enough_to_drop, next_turn, ping_due, sent_too_late, timed_out
+from backend.zk.keepalive import next_turn, ping_due, timed_out
 
 PING_EARLY_S = 0.05
 """How much earlier than it is due a ping may go, with another session's timer that is due when
@@ -114,21 +115,9 @@ class LoopConnection(HostRounds, ConnectionHandler):
         ``lastHeard``): the connection drops after the read time-out without one."""
         self._armed_at = 0.0
         """When the live connection's timer (:meth:`_arm`) is set to go off."""
-        self.dropped_late_s = 0.0
-        """How late the loop ran when this connection last dropped, if that lateness explains
-        the drop: it timed out on a silence that an on-time turn would not have found
-        (``keepalive.late_enough_to_drop``), or ZooKeeper hung up after it had sent nothing for
-        the read time-out (``keepalive.sent_too_late``: the session expired for its silence).
-        The lab's server, too busy to send the session's pings on time, not ZooKeeper. 0
-        otherwise; kept until the next connection is up, so that an expiry that follows is told
-        the same cause."""
-        self.dropped_silent = False
-        """This connection last dropped on its read time-out with the loop on time: ZooKeeper did
-        not answer heart-beats that went out when due (the server away, cut off, or itself
-        running late). Kept as ``dropped_late_s`` is."""
-        self._late_send = (0.0, 0.0)
-        """(how late, when) of this connection's last send that came after a quiet as long as
-        the read time-out (:meth:`_late_quiet`)."""
+        self.drop = DropCause()
+        """Why this connection last dropped (``drop_cause.py``): the lab's lateness, ZooKeeper's
+        silence, or neither; read by the session's owner when told ``SUSPENDED`` or ``LOST``."""
 
     # -- kazoo's client calls these (any thread) ------------------------------------------------
     def start(self) -> None:
@@ -184,10 +173,8 @@ class LoopConnection(HostRounds, ConnectionHandler):
             except (ConnectionDropped, OSError) as exc:
                 if isinstance(exc, OSError):
                     exc = ConnectionDropped(f"socket connection error: {getattr(exc, 'strerror', None) or exc}")
-                if self.phase == CONNECTED and not (self.dropped_late_s or self.dropped_silent):
-                    # Not its own time-out: ZooKeeper hung up (read as the end of the stream, or as
-                    # a broken pipe by the next send) — perhaps on a session it expired for our silence.
-                    self.dropped_late_s = self._late_quiet(time.monotonic())
+                if self.phase == CONNECTED:
+                    self.drop.hung_up(time.monotonic(), self._last_send, self._read_timeout)
                 self.logger.warning("Connection dropped: %s", exc)
                 self.loop.dropped += 1
                 step, args = self._lost, ()
@@ -279,8 +266,7 @@ class LoopConnection(HostRounds, ConnectionHandler):
         self._retry.reset()
         self.ping_outstanding.clear()
         self._last_send = self._last_heard = time.monotonic()
-        self.dropped_late_s, self.dropped_silent = 0.0, False
-        self._late_send = (0.0, 0.0)
+        self.drop.connected()
         self.loop.cancel_timer(self)  # the handshake's; :meth:`_step` sets the connection's own
         self._step()
 
@@ -297,22 +283,17 @@ class LoopConnection(HostRounds, ConnectionHandler):
         (:data:`PING_EARLY_S`); the drop never goes early."""
         now = time.monotonic()
         if timed_out(now, self._last_heard, self._read_timeout):
-            late = now - self._armed_at
-            if not late_enough_to_drop(now, late, self._last_heard, self._read_timeout):
-                # An answer that came while the loop was late, unread (an on-time loop reads a
-                # socket as soon as it is ready): the silence is the lab's all the same.
-                late = now - self._last_send if self._answer_waiting() else 0.0
-            self.dropped_late_s, self.dropped_silent = late, not late
+            self.drop.timed_out(now, now - self._armed_at, self._last_heard, self._last_send, self._read_timeout,
+                                self._answer_waiting)
+            late = self.drop.late_s
             raise ConnectionDropped(f"Client session timed out, have not heard from server in "
                                     f"{(now - self._last_heard) * 1000:.0f}ms" + (
-                                        f" (this loop ran {late * 1000:.0f}ms late)" if self.dropped_late_s else ""))
+                                        f" (this loop ran {late * 1000:.0f}ms late)" if late else ""))
         ping = ping_due(now, self._last_send, self._read_timeout, early)
         if self._send_queued() or ping:
             if ping:
                 self._send_ping(self._connect_timeout)
-            late = sent_too_late(now - self._last_send, self._read_timeout)
-            if late:
-                self._late_send = (late, now)
+            self.drop.sending(now, self._last_send, self._read_timeout)
             self._last_send = now
             self._flush()
         when, is_ping = next_turn(now, self._last_heard, self._last_send, self._read_timeout)
@@ -324,15 +305,6 @@ class LoopConnection(HostRounds, ConnectionHandler):
             return bool(self._socket.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
         except (BlockingIOError, OSError, AttributeError):
             return False
-
-    def _late_quiet(self, now: float) -> float:
-        """How late this connection's pings were, if it has just been quiet for the read time-out:
-        still (nothing sent since), or until a send less than a read time-out ago — ZooKeeper's
-        hang-up on a session it expired can come after the loop, late, has read a watch's event
-        and pinged at once (``keepalive.sent_too_late``)."""
-        late, at = self._late_send
-        recent = late if now - at < self._read_timeout else 0.0
-        return max(recent, sent_too_late(now - self._last_send, self._read_timeout))
 
     def _arm(self, when: float, early: float) -> None:
         """The connection's timer at ``when``, unless one is set sooner: a timer that finds nothing

@@ -67,7 +67,7 @@ def test_sessions_zookeeper_expired_because_the_lab_ran_late_name_the_lab_as_the
     """A stall past the session timeout: ZooKeeper expires both sessions and hangs up before the
     loop runs again, so the connections end by ZooKeeper's hang-up, not by their own time-out —
     and the expiry is still the lab's, because nothing was sent for all that time (without
-    ``keepalive.sent_too_late`` these records name nothing: checked)."""
+    ``drop_cause.sent_too_late`` these records name nothing: checked)."""
     cluster, recorder = start_cluster(brokers=(0, 1))
     loop = SessionLoop.shared()
     loop.call(lambda: loop.set_timer(_Stall(LONG_STALL_S), time.monotonic()))

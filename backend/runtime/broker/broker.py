@@ -295,11 +295,12 @@ class SimulatedBroker:
     def _on_session_state(self, state: SessionState) -> None:
         if self.status not in ("running", "paused", "shutting_down") or self.controller is None:
             return
+        drop = self.session.last_drop
         dropped = state is not SessionState.CONNECTED
-        late_s = self.session.dropped_late_s if dropped else 0.0
+        late_s = drop.late_s if dropped else 0.0
         self.connection_notes.note(state, running=self.status == "running",
                                    timeout_ms=self.config["zookeeper.session.timeout.ms"], late_s=late_s,
-                                   silent=dropped and self.session.dropped_silent)
+                                   silent=dropped and drop.silent)
         was_lost = self._session_lost
         if state is SessionState.LOST:
             unasked = self.status == "running" and not self._expiry_asked

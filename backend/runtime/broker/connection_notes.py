@@ -19,9 +19,9 @@ def unasked_cause(late_s: float, silent: bool = False, expired: bool = False) ->
     """The sentence and the record's ``detail`` that say why a running broker's connection
     dropped (or its session expired) when nobody asked for it. In a class the server is shared:
     a student whose broker drops should learn that it was the server's load — the lab's own,
-    when its session loop ran ``late_s`` seconds late (``ZkSession.dropped_late_s``), or
+    when its session loop ran ``late_s`` seconds late (``ZkSession.last_drop``), or
     ZooKeeper's, when the heart-beats went out on time and ZooKeeper did not answer them
-    (``silent``, ``ZkSession.dropped_silent``) or expired the session all the same
+    (``silent``) or expired the session all the same
     (``expired``) — not a fault of theirs; and that a real broker's long pause does the same
     (issue 14). Nothing to add for a connection ZooKeeper simply closed (a server stopped)."""
     if late_s:
