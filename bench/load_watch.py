@@ -98,11 +98,9 @@ class InstructorPage(threading.Thread):
 def page_verdicts(samples: list[dict]) -> list[dict]:
     """``describeLoad`` of the page's module on every prefix of ``samples``: what it showed each time."""
     module = Path(__file__).resolve().parents[1] / "static" / "js" / "views" / "server-load.js"
-    script = (f"import {{describeLoad}} from {json.dumps(module.as_uri())};"
-              "const samples = JSON.parse(require_stdin());"
+    script = (f"import {{readFileSync}} from 'node:fs'; import {{describeLoad}} from {json.dumps(module.as_uri())};"
+              "const samples = JSON.parse(readFileSync(0, 'utf8'));"  # stdin: an hour's polls outgrow an argument
               "console.log(JSON.stringify(samples.map((_, i) => describeLoad(samples.slice(0, i + 1)))));")
-    script = script.replace("require_stdin()", "(await new Promise((ok) => { let s = ''; process.stdin.on('data', "
-                                                "(d) => s += d); process.stdin.on('end', () => ok(s)); }))")
     done = subprocess.run(["node", "--input-type=module", "-e", script], input=json.dumps(samples),
                           capture_output=True, text=True, timeout=60)
     if done.returncode:

@@ -155,7 +155,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     sockets.register(socketio, state.socket_handlers)
     teaching_sockets.register(socketio, sockets.guard, state.socket_handlers)
     if workers is not None:
-        workers.describe_load = lambda: server_load.this_worker(len(manager.all()), guard.describe())
+        workers.describe_load = lambda: server_load.this_worker(state)
         app.before_request(routes.route_http)
         state.forwarder = Forwarder(workers.start(), app, routes.CALLS).start()
     health.start()

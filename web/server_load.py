@@ -17,16 +17,25 @@ COUNTERS = ("refused", "zk_dropped", "zk_expired")
 """Since the worker started; the page tells their increase."""
 
 
-def this_worker(sandboxes: int, load: dict) -> dict:
-    """One worker's figures: its sandboxes and its load guard's ``describe()``."""
-    return {"sandboxes": sandboxes, "zk_lag_ms": load["zk_lag_ms"], "zk_limit_ms": load["zk_limit_ms"],
-            "lag_ms": load["lag_ms"], "shedding": bool(load["shedding"]),
+def this_worker(state) -> dict:
+    """This worker's figures (``state``: the app's ``Kclab``): its sandboxes and its load guard's
+    ``describe()`` — what it publishes with its heart-beat, and the first row of the answer."""
+    load = state.load_guard.describe()
+    return {"sandboxes": len(state.sandboxes.all()), "zk_lag_ms": load["zk_lag_ms"],
+            "zk_limit_ms": load["zk_limit_ms"], "lag_ms": load["lag_ms"], "shedding": bool(load["shedding"]),
             **{name: int(load[name]) for name in COUNTERS}}
 
 
-def whole_server(mine: dict, others: list[dict], cap: int) -> dict:
-    """Every worker's figures (this one first), their sum, and the sandbox cap."""
-    workers = [mine, *others]
+def whole_server(state) -> dict:
+    """Every worker's figures (this one first, then the others' as published), their sum, and
+    the sandbox cap."""
+    workers = state.workers
+    mine = {"worker": workers.id if workers is not None else "this", **this_worker(state)}
+    return _added_up([mine, *(workers.others_load() if workers is not None else [])],
+                     state.sandboxes.places.capacity.sandboxes)
+
+
+def _added_up(workers: list[dict], cap: int) -> dict:
     return {"workers": workers, "sandboxes": sum(w["sandboxes"] for w in workers), "cap": cap,
             "shedding": any(w["shedding"] for w in workers),
             "zk_lag_ms": max(w["zk_lag_ms"] for w in workers),

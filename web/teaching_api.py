@@ -104,12 +104,7 @@ def class_server_load(class_id):
     """Is the server keeping up with the class (``web/server_load.py``)? Every worker's figures."""
     classes().check_instructor(instructor_token())
     classes().get(class_id)  # an unknown class is a 404, as for its other calls
-    state = current_app.extensions["kclab"]
-    mine = server_load.this_worker(len(state.sandboxes.all()), state.load_guard.describe())
-    workers = state.workers
-    others = workers.others_load() if workers is not None else []
-    return jsonify(server_load.whole_server({"worker": workers.id if workers is not None else "this", **mine},
-                                            others, state.sandboxes.places.capacity.sandboxes))
+    return jsonify(server_load.whole_server(current_app.extensions["kclab"]))
 
 
 @bp.get("/classes/<class_id>/handout")
