@@ -16,6 +16,7 @@ import {createHandoutView} from './views/handout.js';
 import {createLessonEditor} from './views/lesson-editor.js';
 import {createLessonList} from './views/lesson-list.js';
 import {createServerLoadView} from './views/server-load.js';
+import {plural} from './words.js';
 
 const TOKEN_KEY = 'kclab.instructor.token';
 const CLASS_KEY = 'kclab.instructor.class';
@@ -202,7 +203,7 @@ export async function boot(shell) {
     ui.forkMissing.classList.toggle('hidden', !handout.shown());
     ui.forkMissing.textContent = `Give a copy to the ${missing} without one`;
     ui.forkMissing.disabled ||= !room.session || !missing || handout.running();
-    ui.count.textContent = `${students.length} student${students.length === 1 ? '' : 's'}`;
+    ui.count.textContent = plural(students.length, 'student');
     ui.count.dataset.count = String(students.length);
     ui.students.replaceChildren(...students.map((s) => {
       const li = document.createElement('li');

@@ -4,6 +4,7 @@
  * where a first visit starts. The course itself (parts in teaching order) comes from
  * GET /api/lessons. No DOM: node tests it (tests/js/lesson.test.mjs).
  */
+import {plural} from './words.js';
 
 export const PROGRESS_KEY = 'kclab.progress';
 
@@ -42,7 +43,7 @@ export function withDone(progress, lessonId, score) {
 /** "3 of 4 predictions right" (or nothing for a lesson not done). */
 export function scoreText(entry) {
   if (!entry?.done) return '';
-  return `✓ done · ${entry.right} of ${entry.asked} prediction${entry.asked === 1 ? '' : 's'} right`;
+  return `✓ done · ${entry.right} of ${plural(entry.asked, 'prediction')} right`;
 }
 
 /** The saved progress, or {} (storage may be unavailable or hold something else). */

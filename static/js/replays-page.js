@@ -12,6 +12,7 @@ import {adoptInstructorToken, replayHeaders} from './replay-access.js';
 import {
   MODES, apiQuery, choices, exportHref, filtersFromQuery, formatStarted, playHref, queryFromFilters, stateText,
 } from './replays-list.js';
+import {plural} from './words.js';
 
 adoptInstructorToken();
 const $ = (sel) => document.querySelector(sel);
@@ -91,7 +92,7 @@ function link(text, href, className, label) {
 function render(entries, total) {
   const filtered = Object.keys(filters).length > 0;
   $('#summary').textContent = filtered ? `${entries.length} of ${total} sessions match the filters.`
-    : `${total} session${total === 1 ? '' : 's'}, newest first.`;
+    : `${plural(total, 'session')}, newest first.`;
   const rows = entries.map((e) => {
     const row = document.createElement('tr');
     row.className = 'replay';

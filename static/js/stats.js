@@ -7,6 +7,7 @@
 // class, lesson and date gives exact counts. Percentiles are computed here from raw values.
 
 import {RULES} from './invariants-model.js';
+import {plural} from './words.js';
 
 const $ = (id) => document.getElementById(id);
 const PLOT_CONFIG = { displaylogo: false, responsive: true };
@@ -346,7 +347,7 @@ function showProgress(p) {
     const tasks = stage ? ` — stage ${stage.id}: ${stage.done}/${stage.tasks} tasks` : '';
     $('run-status').textContent = `${p.phase || 'starting'} (${Math.round((p.fraction || 0) * 100)}%)${tasks}`;
   } else if (p.state === 'done') {
-    const parsed = p.new_logs == null ? '' : ` (${p.new_logs} new or changed log${p.new_logs === 1 ? '' : 's'} read)`;
+    const parsed = p.new_logs == null ? '' : ` (${plural(p.new_logs, 'new or changed log')} read)`;
     $('run-status').textContent = `done: ${p.records ?? '?'} records in ${p.seconds ?? '?'} s${parsed}`;
   } else if (p.state === 'failed') {
     $('run-status').textContent = '';

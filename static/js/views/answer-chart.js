@@ -6,6 +6,7 @@
  */
 import d3 from '/vendor/d3.mjs';
 import {answerBars} from '../lesson.js';
+import {plural} from '../words.js';
 
 const PLOTLY = '/vendor/plotly.min.js';
 const BAR = '#1f5fbf';
@@ -60,7 +61,7 @@ export function createAnswerChart(container, {alerts}) {
       .attr('data-right', (a, i) => String(bars.right[i]))
       .call((tr) => tr.select('th').text((a, i) => (bars.right[i] ? `${a} ✓ the cluster's answer` : a)))
       .call((tr) => tr.select('td').text((a, i) => bars.counts[i]));
-    total.text(question ? `${bars.total} answer${bars.total === 1 ? '' : 's'} so far` : '');
+    total.text(question ? `${plural(bars.total, 'answer')} so far` : '');
     chart.classed('hidden', !question).attr('aria-label', question
       ? `Bar chart of the answers: ${bars.answers.map((a, i) => `${a}: ${bars.counts[i]}`).join(', ')}` : null);
     if (question) draw(bars);

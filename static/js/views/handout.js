@@ -5,13 +5,14 @@
  * Fed by the `class_handout` event after every copy and by GET /api/classes/<id>/handout (or the
  * class's description) after a reload. `handoutText` is pure, for the node test.
  */
+import {plural} from '../words.js';
 
 /** The hand-out's state in one sentence a busy instructor reads at a glance. */
 export function handoutText(handout) {
   if (!handout) return '';
   const {total, built, remaining} = handout;
   const failed = handout.failed?.length ?? 0;
-  const students = `${total} student${total === 1 ? '' : 's'}`;
+  const students = plural(total, 'student');
   if (handout.status === 'running') {
     return `Handing out private copies: ${built} of ${total} built, ${failed} failed, ${remaining} to go.`;
   }

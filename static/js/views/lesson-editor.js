@@ -12,6 +12,7 @@
  */
 import {debounce, latestOnly, lessonIdFromFileName, lessonIdProblem, lineCount, problemsByLine}
   from '../editor-model.js';
+import {plural} from '../words.js';
 
 const CHECK_AFTER_MS = 400;
 export const TEMPLATE = `name: My first lesson
@@ -191,9 +192,9 @@ export function createLessonEditor(container, {teaching, getToken, getInstructor
       return li;
     }));
     if (checked === text.value) {
-      const pace = paced.length ? ` · ${paced.length} pace warning${paced.length === 1 ? '' : 's'}` : '';
+      const pace = paced.length ? ` · ${plural(paced.length, 'pace warning')}` : '';
       setState(current.length ? 'problems' : 'ok', current.length
-        ? `⚠ ${current.length} problem${current.length === 1 ? '' : 's'}` : `✓ no problems${pace}`);
+        ? `⚠ ${plural(current.length, 'problem')}` : `✓ no problems${pace}`);
     }
   }
 

@@ -9,10 +9,10 @@
  *
  * Testable DOM: the element's data-state: "ok" | "busy" | "overloaded" | "unknown", and its text.
  */
+import {plural} from '../words.js';
+
 export const POLL_MS = 5000;
 export const WINDOW_MS = 60000;
-
-const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** What a minute of samples ({t: ms, load}) says, the newest last: {state, text}. Counters are
  *  since each worker started; a worker gone (its counts lost) is not a negative change. */
