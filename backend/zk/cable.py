@@ -12,8 +12,9 @@ serves every session of the process:
   is read and dropped, so nothing is answered: a ping goes unanswered, the client gives up on the
   connection and dials again, and a connection dialled meanwhile gets no answer to its handshake.
   A connection that ZooKeeper closes (the session expired) is seen closed.
-* **resumed** — the connections of the pause are dead: each is closed, and the client dials
-  again, hearing whether its session survived (the moment a zombie learns it is one).
+* **resumed** — the connections of the pause are dead: each is closed (before the broker wakes),
+  and the client dials again, hearing whether its session survived (the moment a zombie learns
+  it is one).
 * **cut** — every connection closed; every new one refused, until the session is stopped.
 
 Until the nineteenth round of issue 14 this was a TCP proxy on loopback per broker and server,
@@ -33,7 +34,7 @@ WHOLE, PAUSED, CUT = "whole", "paused", "cut"
 class Connection(Protocol):
     """What a cable acts on: a session's connection on the loop (``LoopConnection``)."""
 
-    def on_cable_changed(self, done: threading.Event | None) -> None:
+    def on_cable_changed(self, done: threading.Event) -> None:
         """From any thread: the cable was resumed or cut; close what it held (``done`` set after)."""
 
 
@@ -67,17 +68,26 @@ class Cable:
             self.state = PAUSED
 
     def resume(self) -> None:
-        """Reconnect the cable: the connections of the pause are dead, so they are closed."""
+        """Reconnect the cable: the connections of the pause are dead, so they are closed — and
+        closed when this returns, so that the client is told (``SUSPENDED``) while its owner is
+        still frozen and notices nothing. A Kafka broker woken from a short pause still has its
+        TCP connection and says nothing of ZooKeeper; told after its owner woke, the lab's
+        broker said it "lost its connection" and "reached ZooKeeper again" right after it "woke
+        up" (a lesson's 2 s pause showed it now and then)."""
         if self.state == PAUSED:
             self.state = WHOLE
-            if self._connection is not None:
-                self._connection.on_cable_changed(None)
+            self._hang_up()
 
     def close(self) -> None:
         """Cut the cable: the connection is closed when this returns, and no new one is made."""
         if self.state == CUT:
             return
         self.state = CUT
+        self._hang_up()
+
+    def _hang_up(self) -> None:
+        """Have the connection closed under its client, and wait until it is (bounded: never
+        called on the loop's own thread, but a stuck loop must not hold a fault for ever)."""
         if self._connection is not None:
             done = threading.Event()
             self._connection.on_cable_changed(done)

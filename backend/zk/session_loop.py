@@ -149,14 +149,16 @@ class LoopConnection(HostRounds, ConnectionHandler):
         """kazoo's ``_submit`` ends here: the bytes wait in the outbox for :meth:`_flush`."""
         self._outbox += msg
 
-    def on_cable_changed(self, done: threading.Event | None) -> None:
+    def on_cable_changed(self, done: threading.Event) -> None:
         """The cable was resumed or cut: a connection it held is closed under the client, which
-        reads the end of it (kazoo's ``socket connection broken``) and dials again."""
+        reads the end of it (kazoo's ``socket connection broken``) and dials again; ``done`` is
+        set once the client has been told."""
         def hang_up() -> None:
-            if self.phase in (TCP_CONNECTING, HANDSHAKE, CONNECTED):
-                # A crashed process (cut) says nothing of it; a woken one reads the end of file.
-                self.guarded(self._lost if self.cable.cut else self._hung_up)
-            if done is not None:
+            try:
+                if self.phase in (TCP_CONNECTING, HANDSHAKE, CONNECTED):
+                    # A crashed process (cut) says nothing of it; a woken one reads the end of file.
+                    self.guarded(self._lost if self.cable.cut else self._hung_up)
+            finally:
                 done.set()
         self.loop.call(hang_up)
 

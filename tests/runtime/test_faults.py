@@ -79,6 +79,27 @@ def test_paused_broker_loses_its_znode_after_the_session_timeout_and_comes_back(
     wait_until(lambda: zk_client.exists(paths.broker_path(1)) is not None, 10, "broker 1 to register again")
 
 
+def test_a_short_pause_leaves_no_dropped_connection_in_the_records(start_cluster):
+    """A JVM woken from a pause shorter than its read time-out still has its TCP connection:
+    Kafka's broker says nothing about ZooKeeper. The lab's resume closes the blackholed
+    connection and dials again within the same session; the broker must hear of that while it
+    is still frozen (it says nothing), not after it woke — the broker_registration lesson's
+    replay showed "lost its connection" and "reached ZooKeeper again" right after "woke up"."""
+    cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}})
+    broker = cluster.brokers[1]
+    session = broker.session.session_id
+    for _ in range(3):
+        assert apply_fault(cluster, "pause_broker", {"broker": 1}).ok
+        assert apply_fault(cluster, "resume_broker", {"broker": 1}).ok
+        # A round trip on the broker's own session: answered only after the loop has hung up
+        # the paused connection and dialled again, so any record of it has been made.
+        broker.kafka_zk.get_controller_id()
+    assert broker.session.session_id == session, "a short pause cost the session"
+    assert [r.to_state for r in recorder.of("broker", broker_id=1)
+            if r.to_state in ("zk_disconnected", "zk_reconnected")] == []
+    assert len(recorder.of("broker", broker_id=1, to_state="resumed")) == 3
+
+
 def test_stalled_follower_is_dropped_by_its_leader_and_taken_back(start_cluster):
     cluster, recorder = start_cluster(brokers=(0, 1), topics={"t": {"assignment": {0: [0, 1]}}},
                                       config={"replica.lag.time.max.ms": 800})
