@@ -242,6 +242,8 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
             server.delete_sandbox(sandbox)
         server.stop()
     faults = [f for r in results for f in r["faults"]]
+    failed = sum(1 for f in faults if str(f.get("error")).startswith("the server failed"))
+    kept_log = _keep_server_log(server.log_path, name) if failed else None
     pauses = gc_pauses(sorted(data.glob("gc-pauses.*")), w1, w2)
     applied = sum(1 for f in faults if f["ok"]) + len(demo)
     window = t2 - t1
@@ -268,6 +270,8 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "faults_per_s": round(applied / window, 2), "faults": len(faults),
         "faults_refused": sum(1 for f in faults if not f["ok"]),
         "faults_resent": sum(1 for f in faults if f.get("resent")),
+        # A 500 is a bug, whatever the load: its traceback is in the server's log, kept here.
+        "server_failed": failed, **({"server_log_kept": str(kept_log)} if kept_log else {}),
         "refusals": dict(Counter(str(f["error"])[:120] for f in faults if not f["ok"]).most_common(5)),
         "fault_records_lost": sum(1 for f in faults if f["ok"] and f["latency_ms"] is None),
         # The broadcaster's batches to students' own pages (each a socket message, JSON and a writer
@@ -302,6 +306,14 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
            if window >= 120 else {}),
         **({"threads_pct_of_core": threads} if threads else {}),
     }
+
+
+def _keep_server_log(log_path: Path, variant: str) -> Path:
+    """Copy a run's server log out of the bench's temporary directory (which goes at the end)."""
+    kept = Path(tempfile.gettempdir()) / f"kclab-classroom-{variant}-{time.strftime('%Y%m%d-%H%M%S')}-server.log"
+    kept.write_bytes(log_path.read_bytes())
+    log(f"[{variant}] the server answered 500: its log is kept at {kept}")
+    return kept
 
 
 def ramp(runs: list[dict], aim_ms: float) -> dict:
