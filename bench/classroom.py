@@ -270,6 +270,9 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "faults_per_s": round(applied / window, 2), "faults": len(faults),
         "faults_refused": sum(1 for f in faults if not f["ok"]),
         "faults_resent": sum(1 for f in faults if f.get("resent")),
+        # Refused for the server's own sake ("overloaded", or a 500), not as Kafka would (a produce
+        # to a crashed leader whose session has not expired times out in Kafka too).
+        "faults_refused_by_the_server": sum(1 for f in faults if str(f.get("error")).startswith(SERVER_REFUSALS)),
         # A 500 is a bug, whatever the load: its traceback is in the server's log, kept here.
         "server_failed": failed, **({"server_log_kept": str(kept_log)} if kept_log else {}),
         "refusals": dict(Counter(str(f["error"])[:120] for f in faults if not f["ok"]).most_common(5)),
@@ -308,6 +311,10 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     }
 
 
+SERVER_REFUSALS = ("the server is overloaded", "the server failed")
+"""How the server's own refusals begin (``web/load_guard.py``, ``web/api.py``'s 500)."""
+
+
 def _keep_server_log(log_path: Path, variant: str) -> Path:
     """Copy a run's server log out of the bench's temporary directory (which goes at the end)."""
     kept = Path(tempfile.gettempdir()) / f"kclab-classroom-{variant}-{time.strftime('%Y%m%d-%H%M%S')}-server.log"
@@ -320,15 +327,19 @@ def ramp(runs: list[dict], aim_ms: float) -> dict:
     """Issue 14's "2 workers vs 1 on this machine, faults/s at p99 < 250 ms": for each variant,
     each rate of the ramp (faults carried a second, both p99s, the server's CPU, the stolen time)
     and the most faults a second it carried with the students' own faults and the class demo both
-    inside ``aim_ms`` at p99, refusing none and losing none. A rate above one that missed does not
-    count, so one lucky minute on a noisy host does not make the knee."""
+    inside ``aim_ms`` at p99, the server refusing none for its own sake (overloaded, or a 500) and
+    losing none. A refusal that Kafka gives too is not the server's: at a student's turn every
+    2.5 s, the produce after a crash comes before the crashed leader's session expires, and times
+    out as in Kafka. A rate above one that missed does not count, so one lucky minute on a noisy
+    host does not make the knee."""
     by_variant: dict[str, list[dict]] = {}
     for run in runs:
         by_variant.setdefault(run["variant"], []).append({
             "fault_interval_s": run["fault_interval_s"], "faults_per_s": run["faults_per_s"],
             "fault_to_page_p99_ms": run["fault_to_page"].get("p99_ms"),
             "demo_to_every_student_p99_ms": run["demo_to_every_student"].get("p99_ms"),
-            "refused": run["faults_refused"], "lost": run["fault_records_lost"] + run["demo_records_lost"],
+            "refused": run["faults_refused"], "refused_by_the_server": run["faults_refused_by_the_server"],
+            "lost": run["fault_records_lost"] + run["demo_records_lost"],
             "server_cpu_pct_of_one_core": run["server_cpu_pct_of_one_core"],
             "server_cpu_ms_per_fault": run["server_cpu_ms_per_fault"],
             "stolen_pct": run["machine_stolen_pct_of_all_cores"]})
@@ -336,7 +347,7 @@ def ramp(runs: list[dict], aim_ms: float) -> dict:
     for name, rows in by_variant.items():
         rows.sort(key=lambda row: row["faults_per_s"])
         for row in rows:
-            row["held"] = (not row["refused"] and not row["lost"]
+            row["held"] = (not row["refused_by_the_server"] and not row["lost"]
                            and all(p is not None and p < aim_ms
                                    for p in (row["fault_to_page_p99_ms"], row["demo_to_every_student_p99_ms"])))
         missed = next((i for i, row in enumerate(rows) if not row["held"]), len(rows))

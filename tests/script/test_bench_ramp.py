@@ -7,10 +7,12 @@ when every slower rate held too."""
 from bench.classroom import ramp
 
 
-def run(variant: str, rate: float, page: float, demo: float, refused: int = 0, lost: int = 0) -> dict:
+def run(variant: str, rate: float, page: float, demo: float, refused: int = 0, lost: int = 0,
+        kafka_refused: int = 0) -> dict:
     return {"variant": variant, "fault_interval_s": 100 / rate, "faults_per_s": rate,
             "fault_to_page": {"p99_ms": page}, "demo_to_every_student": {"p99_ms": demo},
-            "faults_refused": refused, "fault_records_lost": lost, "demo_records_lost": 0,
+            "faults_refused": refused + kafka_refused, "faults_refused_by_the_server": refused,
+            "fault_records_lost": lost, "demo_records_lost": 0,
             "server_cpu_pct_of_one_core": 50.0, "server_cpu_ms_per_fault": 30.0,
             "machine_stolen_pct_of_all_cores": 1.0}
 
@@ -30,3 +32,10 @@ def test_a_refusal_or_a_lost_record_is_a_rate_not_held():
                  run("head-2w", 10, 100, 100, lost=1)], 250.0)
     assert said["held_faults_per_s"] == {"head-1w": 10, "head-2w": 0.0}
     assert said["two_workers_over_one"] == 0.0
+
+
+def test_what_kafka_refuses_too_is_not_the_servers_refusal():
+    """A produce to a crashed leader before its session expired times out in Kafka as well."""
+    said = ramp([run("head-1w", 10, 100, 100, kafka_refused=5), run("head-1w", 15, 100, 100, kafka_refused=9)],
+                250.0)
+    assert said["held_faults_per_s"] == {"head-1w": 15}
