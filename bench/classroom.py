@@ -63,6 +63,7 @@ from bench.load_watch import InstructorPage, LoadWatch  # noqa: E402
 from bench.measure import (archived, by_minute, children, during_a_pause, gc_pause_stats,  # noqa: E402
                            gc_pauses, latency_stats, log, machine, machine_busy_seconds, machine_stolen_seconds)
 from bench.process_tree import tree_cpu_seconds, tree_rss_mb  # noqa: E402
+from bench.ramp import ramp, server_failed  # noqa: E402
 from bench.socket_clients import MIXES, ClientPool, Watcher, demo_fault, drive_faults, fault_result  # noqa: E402
 from bench.web_delivery import server_api_clone  # noqa: E402
 
@@ -243,7 +244,7 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
             server.delete_sandbox(sandbox)
         server.stop()
     faults = [f for r in results for f in r["faults"]]
-    failed = sum(1 for f in faults if str(f.get("error")).startswith(SERVER_FAILED))
+    failed = sum(1 for f in faults if server_failed(f))
     kept_log = _keep_server_log(server.log_path, name) if failed else None
     pauses = gc_pauses(sorted(data.glob("gc-pauses.*")), w1, w2)
     applied = sum(1 for f in faults if f["ok"]) + len(demo)
@@ -271,9 +272,9 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
         "faults_per_s": round(applied / window, 2), "faults": len(faults),
         "faults_refused": sum(1 for f in faults if not f["ok"]),
         "faults_resent": sum(1 for f in faults if f.get("resent")),
-        # Refused for the server's own sake ("overloaded", or a 500), not as Kafka would (a produce
-        # to a crashed leader whose session has not expired times out in Kafka too).
-        "faults_refused_by_the_server": sum(1 for f in faults if str(f.get("error")).startswith(SERVER_REFUSALS)),
+        # Refused for the server's own sake (its load, or a 500), not as Kafka would (a produce to a
+        # crashed leader whose session has not expired times out in Kafka too).
+        "faults_refused_by_the_server": sum(1 for f in faults if f.get("refused_for_load") or server_failed(f)),
         # A 500 is a bug, whatever the load: its traceback is in the server's log, kept here.
         "server_failed": failed, **({"server_log_kept": str(kept_log)} if kept_log else {}),
         "refusals": dict(Counter(str(f["error"])[:120] for f in faults if not f["ok"]).most_common(5)),
@@ -312,52 +313,12 @@ def run_variant(name: str, source: Path, serve_args: tuple[str, ...], hosts: str
     }
 
 
-SERVER_FAILED = "the server failed"
-"""How ``web/api.py``'s answer to an unexpected error (a 500) begins."""
-SERVER_REFUSALS = ("the server is overloaded", SERVER_FAILED)
-"""How the server's own refusals begin: ``web/load_guard.py``'s "overloaded", or a 500."""
-
-
 def _keep_server_log(log_path: Path, variant: str) -> Path:
     """Copy a run's server log out of the bench's temporary directory (which goes at the end)."""
     kept = Path(tempfile.gettempdir()) / f"kclab-classroom-{variant}-{time.strftime('%Y%m%d-%H%M%S')}-server.log"
     kept.write_bytes(log_path.read_bytes())
     log(f"[{variant}] the server answered 500: its log is kept at {kept}")
     return kept
-
-
-def ramp(runs: list[dict], aim_ms: float) -> dict:
-    """Issue 14's "2 workers vs 1 on this machine, faults/s at p99 < 250 ms": for each variant,
-    each rate of the ramp (faults carried a second, both p99s, the server's CPU, the stolen time)
-    and the most faults a second it carried with the students' own faults and the class demo both
-    inside ``aim_ms`` at p99, the server refusing none for its own sake (overloaded, or a 500) and
-    losing none. A refusal that Kafka gives too is not the server's: at a student's turn every
-    2.5 s, the produce after a crash comes before the crashed leader's session expires, and times
-    out as in Kafka. A rate above one that missed does not count, so one lucky minute on a noisy
-    host does not make the knee."""
-    by_variant: dict[str, list[dict]] = {}
-    for run in runs:
-        by_variant.setdefault(run["variant"], []).append({
-            "fault_interval_s": run["fault_interval_s"], "faults_per_s": run["faults_per_s"],
-            "fault_to_page_p99_ms": run["fault_to_page"].get("p99_ms"),
-            "demo_to_every_student_p99_ms": run["demo_to_every_student"].get("p99_ms"),
-            "refused": run["faults_refused"], "refused_by_the_server": run["faults_refused_by_the_server"],
-            "lost": run["fault_records_lost"] + run["demo_records_lost"],
-            "server_cpu_pct_of_one_core": run["server_cpu_pct_of_one_core"],
-            "server_cpu_ms_per_fault": run["server_cpu_ms_per_fault"],
-            "stolen_pct": run["machine_stolen_pct_of_all_cores"]})
-    knees = {}
-    for name, rows in by_variant.items():
-        rows.sort(key=lambda row: row["faults_per_s"])
-        for row in rows:
-            row["held"] = (not row["refused_by_the_server"] and not row["lost"]
-                           and all(p is not None and p < aim_ms
-                                   for p in (row["fault_to_page_p99_ms"], row["demo_to_every_student_p99_ms"])))
-        missed = next((i for i, row in enumerate(rows) if not row["held"]), len(rows))
-        knees[name] = rows[missed - 1]["faults_per_s"] if missed else 0.0
-    ratio = (round(knees["head-2w"] / knees["head-1w"], 2)
-             if knees.get("head-1w") and "head-2w" in knees else None)
-    return {"aim_ms": aim_ms, "rates": by_variant, "held_faults_per_s": knees, "two_workers_over_one": ratio}
 
 
 def _slowest_during_pause(faults: list[dict], pauses: list[dict]) -> str:

@@ -194,15 +194,20 @@ def first_step(mix: str, rng: random.Random) -> int:
     return rng.choice([turn * cycle + place for turn in range(3) for place in (0, 3, 5)])
 
 
+def refused_for_load(answer: dict) -> bool:
+    """The server refused the fault for its own load, not as Kafka would: a 429 or 503, which
+    carry ``retry_after`` (``web/load_guard.py``, the per-client limits)."""
+    return not answer.get("ok") and bool(answer.get("retry_after"))
+
+
 def try_again(answer: dict) -> bool:
     """Whether a student sends a refused fault again at its next turn instead of moving on: one
-    refused for load (429/503 carry ``retry_after``), as a student clicks again, and a restart
+    refused for load (:func:`refused_for_load`), as a student clicks again, and a restart
     refused because the crashed process's session has not expired yet (Kafka's
     ``NodeExistsException``, named in the 409's reason; the page says to start it again after the
     timeout). Moving on made the next turn's fault one the cluster refuses ("broker is running")
     for a step that never happened (issue 14, twenty-ninth round's note)."""
-    return not answer.get("ok") and (bool(answer.get("retry_after"))
-                                     or "NodeExistsException" in str(answer.get("error", "")))
+    return refused_for_load(answer) or (not answer.get("ok") and "NodeExistsException" in str(answer.get("error", "")))
 
 
 def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: float, via: str, seed: int,
@@ -240,7 +245,8 @@ def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: fl
             answered = time.time() * 1000
             with lock:
                 faults.append((index, body["op"], body.get("broker"), sent, answered, answer.get("seq"),
-                               bool(answer.get("ok")), answer.get("error"), bool(answer.get("resent"))))
+                               bool(answer.get("ok")), answer.get("error"), bool(answer.get("resent")),
+                               refused_for_load(answer)))
             if not try_again(answer):
                 step += 1
             next_at += interval
@@ -257,13 +263,14 @@ def drive_faults(url: str, watchers: list[Watcher], seconds: float, interval: fl
 
 def fault_result(watchers: list[Watcher], faults: list) -> dict:
     out = []
-    for index, op, broker, sent, answered, seq, ok, error, resent in faults:
+    for index, op, broker, sent, answered, seq, ok, error, resent, busy in faults:
         got = watchers[index].received.get(seq) if seq is not None else None
         # The record's ts_ms is stamped when the server emits it (the same machine's clock): the
         # latency splits into making the record (the request's way to the fault's first record,
         # emitted before the fault is carried out) and bringing it to the page (the broadcaster,
         # the socket).
-        out.append({"op": op, "ok": ok, "error": error, "resent": resent, "sent_ms": sent, "answer_ms": answered - sent,
+        out.append({"op": op, "ok": ok, "error": error, "resent": resent, "refused_for_load": busy,
+                    "sent_ms": sent, "answer_ms": answered - sent,
                     "latency_ms": (got[0] - sent) if got else None,
                     "made_ms": (got[1] - sent) if got else None, "brought_ms": (got[0] - got[1]) if got else None})
     delivery = [recv - ts for w in watchers for recv, ts in w.received.values()]

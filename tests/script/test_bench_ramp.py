@@ -1,10 +1,10 @@
-"""The classroom bench's ramp (``bench/classroom.py --fault-intervals``): which rate a variant held.
+"""The classroom bench's ramp (``bench/ramp.py``, ``classroom.py --fault-intervals``): which rate a variant held.
 
 Issue 14's target "2 workers vs 1, faults/s at p99 < 250 ms" is read from it, so its rule must
 hold: a rate counts only when both p99s are under the aim with nothing refused or lost, and only
 when every slower rate held too."""
 
-from bench.classroom import ramp
+from bench.ramp import ramp
 
 
 def run(variant: str, rate: float, page: float, demo: float, refused: int = 0, lost: int = 0,

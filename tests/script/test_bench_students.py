@@ -9,7 +9,8 @@ import random
 import pytest
 
 from backend.faultscript.vocabulary import FAULT_VOCABULARY, check_step
-from bench.socket_clients import MIXES, STUDENT_CYCLE, demo_fault, first_step, student_fault, try_again
+from bench.socket_clients import (MIXES, STUDENT_CYCLE, demo_fault, first_step, refused_for_load, student_fault,
+                                  try_again)
 
 
 @pytest.mark.parametrize("mix", MIXES)
@@ -36,6 +37,13 @@ def test_a_student_clicks_again_only_where_the_same_click_can_work_later():
     assert try_again({"ok": False, "status": 409, "error": "broker 0 did not start (NodeExistsException): ..."})
     assert not try_again({"ok": False, "status": 409, "error": "broker 0 is running"})
     assert not try_again({"ok": True, "seq": 4})
+
+
+def test_only_a_refusal_for_load_is_the_servers_own():
+    """The ramp (bench/ramp.py) counts these against a rate; Kafka's own refusals it does not."""
+    assert refused_for_load({"ok": False, "status": 503, "error": "the server is overloaded ...", "retry_after": 2})
+    assert not refused_for_load({"ok": False, "error": "broker 0 did not start (NodeExistsException): ..."})
+    assert not refused_for_load({"ok": False, "error": "producing to t-0 with acks=1 failed: REQUEST_TIMED_OUT"})
 
 
 def test_from_wherever_a_student_starts_every_step_applies_to_its_cluster():
