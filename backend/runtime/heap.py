@@ -113,13 +113,14 @@ def _freeze_survivors(phase: str, info: dict) -> None:
     What was frozen here and later dies as a cycle waits, frozen, for the next unfreeze
     (``release``): a stopped broker's session and controller die by reference counting
     (``teardown.unlink``), and the cycles a class makes die within the request or fault that
-    made them, long before the next young collection, so that is little. Runs with the
-    collection's interpreter lock, so counting and freezing are one step; a settle or release in
-    the middle of its own counting is left alone."""
+    made them, long before the next young collection, so that is little. Another thread may run
+    between the count and the freeze (no collection can start until this callback returns), and
+    what it allocates meanwhile is frozen uncounted: a few objects, for a rule of quarters. A
+    settle or release in the middle of its own counting is left alone."""
     global _frozen
     if phase != "stop" or info["generation"] == 2 or not _running or _counting:
         return
-    promoted = len(gc.get_objects(generation=1)) + len(gc.get_objects(generation=2))
+    promoted = _tracked(1, 2)
     gc.freeze()
     _frozen += promoted
 
@@ -139,7 +140,26 @@ def _counted() -> Iterator[None]:
 def _unfrozen() -> int:
     """How many objects the collector's three generations hold: what a ``gc.freeze()`` now would
     move. Proportional to what was allocated since the last freeze, not to the frozen heap."""
-    return sum(len(gc.get_objects(generation=generation)) for generation in range(3))
+    return _tracked(0, 1, 2)
+
+
+def _tracked(*generations: int) -> int:
+    """How many objects the collector's ``generations`` hold, counted where no other thread can
+    run while their lists live.
+
+    ``gc.get_objects`` hands out a reference to every object it lists, among them a tuple that
+    another thread is still filling: ``tuple(generator)`` grows its tuple in place
+    (``_PyTuple_Resize``), which refuses a tuple that anyone else holds with ``SystemError: bad
+    argument to internal function``. Written as ``len(gc.get_objects(...))`` in Python, the
+    interpreter could hand its lock over between the two calls, with the list alive — and a
+    student's preferred election (``tuple(... for t in topics ...)`` over ZooKeeper reads) failed
+    so, a 500 in one of 1,000–2,000 faults of a busy class (docs/performance.md, issue 14,
+    forty-third round; ``tests/runtime/test_heap.py`` fails within a few hundred tuples that way).
+    Here ``map`` calls ``gc.get_objects`` and then ``len`` and drops each list inside C, where the
+    lock is never let go (no object in the list dies with it: each was alive when listed), so
+    the lists are gone before any other thread runs. Through the module's ``gc`` at call time,
+    so the tests' stand-in answers."""
+    return sum(map(len, map(gc.get_objects, generations)))
 
 
 def settle() -> int:
